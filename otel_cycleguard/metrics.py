@@ -1,0 +1,378 @@
+"""Prometheus metrics for loop protection, so an SRE can alert on loop rates across a fleet.
+
+Labels are low-cardinality by construction: agent and tool names are capped (values past the cap
+are reported as ``other``), the enumerated labels (dimension, level, decision, reason, cause,
+span_kind) only take their known values, and nothing ever carries a session id or arguments.
+
+Every recording method is guarded: a metrics bug must never reach the agent, because these
+methods are called from inside span-processor hooks (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import start_http_server as _start_http_server
+
+from otel_cycleguard.detect.signals import Dimension, Level
+
+__all__ = [
+    "DECISIONS",
+    "EVICTION_CAUSES",
+    "OTHER",
+    "PROCESSOR_SECONDS_BUCKETS",
+    "SPAN_KINDS",
+    "STEPS_TO_FIRST_CYCLE_BUCKETS",
+    "TERMINATION_REASONS",
+    "UNKNOWN",
+    "CycleGuardMetrics",
+]
+
+logger = logging.getLogger(__name__)
+
+OTHER = "other"
+"""Label value for anything past a cap or outside an enumerated set."""
+UNKNOWN = "unknown"
+"""Label value for a missing agent or tool name."""
+
+DIMENSIONS: tuple[str, ...] = tuple(d.value for d in Dimension)
+LEVELS: tuple[str, ...] = tuple(level.value for level in Level)
+DECISIONS: tuple[str, ...] = ("continue", "terminate", "modify", "timeout", "error")
+TERMINATION_REASONS: tuple[str, ...] = (
+    "cycle_detected",
+    "error_streak_terminated",
+    "budget_exceeded",
+)
+EVICTION_CAUSES: tuple[str, ...] = ("lru", "idle")
+SPAN_KINDS: tuple[str, ...] = ("tool", "model", "other")
+
+STEPS_TO_FIRST_CYCLE_BUCKETS: tuple[float, ...] = (5, 10, 20, 50, 100, 200, 500, float("inf"))
+"""Tool calls before a session's first TERM: healthy coding runs take hundreds of steps."""
+PROCESSOR_SECONDS_BUCKETS: tuple[float, ...] = (
+    1e-6,
+    2.5e-6,
+    5e-6,
+    1e-5,
+    2.5e-5,
+    5e-5,
+    1e-4,
+    2.5e-4,
+    5e-4,
+    1e-3,
+    2.5e-3,
+    5e-3,
+    1e-2,
+    float("inf"),
+)
+"""The processor's own cost per span: a no-op processor costs ~0.1 µs, a batch exporter ~3 µs."""
+
+_MAX_LABEL_LENGTH = 128
+
+_F = TypeVar("_F", bound=Callable[..., None])
+
+
+def _never_raises(method: _F) -> _F:
+    """Swallow and debug-log any error: metrics are called from hooks that must not raise."""
+
+    @functools.wraps(method)
+    def guarded(*args: Any, **kwargs: Any) -> None:
+        try:
+            method(*args, **kwargs)
+        except Exception:
+            logger.debug("cycleguard metrics: %s failed; ignored", method.__name__, exc_info=True)
+
+    return guarded  # type: ignore[return-value]
+
+
+def _text(value: object) -> str | None:
+    """Plain label text from a str, a str-valued enum or anything printable; None if empty."""
+    if value is None:
+        return None
+    if isinstance(value, enum.Enum):
+        value = value.value
+    text = value if isinstance(value, str) else str(value)
+    text = text.strip()[:_MAX_LABEL_LENGTH]
+    return text or None
+
+
+def _enumerated(value: object, allowed: Iterable[str]) -> str:
+    """Keep known values only, so a caller's typo cannot add a series."""
+    text = _text(value)
+    if text is None:
+        return OTHER
+    text = text.lower()
+    return text if text in allowed else OTHER
+
+
+class _CappedLabel:
+    """Admits the first ``cap`` distinct values and maps later ones to ``other``."""
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def admit(self, value: object) -> tuple[str, bool]:
+        """The label value to report, and whether it was seen for the first time."""
+        text = _text(value) or UNKNOWN
+        if text in self._seen:
+            return text, False
+        with self._lock:
+            if text in self._seen:
+                return text, False
+            if len(self._seen) >= self._cap:
+                text = OTHER
+                if text in self._seen:
+                    return text, False
+            self._seen.add(text)
+            return text, True
+
+
+class CycleGuardMetrics:
+    """The loop-protection counters, gauges and histograms, on one injectable registry.
+
+    Follows client_python's convention: ``registry`` defaults to the global ``REGISTRY``;
+    tests pass a fresh ``CollectorRegistry()``; ``None`` builds unregistered metrics.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = REGISTRY,
+        *,
+        max_agents: int = 50,
+        max_tools: int = 200,
+    ) -> None:
+        if max_agents < 1 or max_tools < 1:
+            raise ValueError("max_agents and max_tools must be at least 1")
+        self.registry = registry
+        self._agents = _CappedLabel(max_agents)
+        self._tools = _CappedLabel(max_tools)
+
+        def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
+            return Counter(name, doc, labels, registry=registry)
+
+        self._tool_calls = counter(
+            "cycleguard_tool_calls", "Tool-call spans observed.", ("agent", "tool")
+        )
+        self._model_turns = counter(
+            "cycleguard_model_turns", "Model-turn spans observed.", ("agent",)
+        )
+        self._signals = counter(
+            "cycleguard_signals",
+            "Loop signals emitted, by dimension and level (warn/term).",
+            ("agent", "dimension", "level"),
+        )
+        self._tool_signals = counter(
+            "cycleguard_tool_signals",
+            "Loop signals emitted on a tool call, by the tool that was repeating.",
+            ("agent", "tool", "level"),
+        )
+        self._self_heals = counter(
+            "cycleguard_self_heals",
+            "Corrective messages queued after a dimension's first TERM.",
+            ("agent", "dimension"),
+        )
+        self._breaks_succeeded = counter(
+            "cycleguard_breaks_succeeded",
+            "Self-heals after which the dimension did not reach TERM again.",
+            ("agent", "dimension"),
+        )
+        self._human_escalations = counter(
+            "cycleguard_human_escalations",
+            "Escalations to a human (second TERM in a dimension).",
+            ("agent", "dimension"),
+        )
+        self._hitl_decisions = counter(
+            "cycleguard_hitl_decisions",
+            "Outcomes of human escalations (continue|terminate|modify|timeout|error).",
+            ("agent", "decision"),
+        )
+        self._terminations = counter(
+            "cycleguard_terminations",
+            "Runs terminated, by reason code.",
+            ("agent", "reason"),
+        )
+        self._sessions_started = counter(
+            "cycleguard_sessions_started", "Agent sessions first seen.", ("agent",)
+        )
+        self._sessions_with_cycle = counter(
+            "cycleguard_sessions_with_cycle",
+            "Sessions that reached TERM in any dimension at least once.",
+            ("agent",),
+        )
+        self._sessions_evicted = counter(
+            "cycleguard_sessions_evicted",
+            "Session states dropped to bound memory (lru|idle).",
+            ("cause",),
+        )
+        self._sessions_active = Gauge(
+            "cycleguard_sessions_active",
+            "Sessions currently tracked by the detector.",
+            registry=registry,
+        )
+        self._steps_to_first_cycle = Histogram(
+            "cycleguard_steps_to_first_cycle",
+            "Tool calls a session made before its first TERM.",
+            ("agent",),
+            buckets=STEPS_TO_FIRST_CYCLE_BUCKETS,
+            registry=registry,
+        )
+        self._processor_seconds = Histogram(
+            "cycleguard_processor_seconds",
+            "Time the span processor spent on one span (its own overhead).",
+            ("span_kind",),
+            buckets=PROCESSOR_SECONDS_BUCKETS,
+            registry=registry,
+        )
+        # Series that exist from the start, so rates and alerts see the first increment.
+        for cause in EVICTION_CAUSES:
+            self._sessions_evicted.labels(cause=cause)
+        for span_kind in SPAN_KINDS:
+            self._processor_seconds.labels(span_kind=span_kind)
+
+    # -- label helpers ---------------------------------------------------------------------
+
+    def _agent(self, agent: object) -> str:
+        """The bounded agent label; a new agent gets its zero-valued series created."""
+        label, new = self._agents.admit(agent)
+        if new:
+            self._init_agent(label)
+        return label
+
+    def _init_agent(self, agent: str) -> None:
+        """Create an agent's series at 0 so ratios read 0 (not absent) and rate() sees the
+        first event; bounded by max_agents × the enumerated label sets."""
+        self._model_turns.labels(agent=agent)
+        self._sessions_started.labels(agent=agent)
+        self._sessions_with_cycle.labels(agent=agent)
+        self._steps_to_first_cycle.labels(agent=agent)
+        for dimension in DIMENSIONS:
+            self._self_heals.labels(agent=agent, dimension=dimension)
+            self._breaks_succeeded.labels(agent=agent, dimension=dimension)
+            self._human_escalations.labels(agent=agent, dimension=dimension)
+            for level in LEVELS:
+                self._signals.labels(agent=agent, dimension=dimension, level=level)
+        for decision in DECISIONS:
+            self._hitl_decisions.labels(agent=agent, decision=decision)
+        for reason in TERMINATION_REASONS:
+            self._terminations.labels(agent=agent, reason=reason)
+
+    def _tool(self, tool: object) -> str:
+        return self._tools.admit(tool)[0]
+
+    # -- what happened -----------------------------------------------------------------------
+
+    @_never_raises
+    def tool_call(self, agent: str | None, tool: str | None) -> None:
+        """A tool-call span was observed."""
+        self._tool_calls.labels(agent=self._agent(agent), tool=self._tool(tool)).inc()
+
+    @_never_raises
+    def model_turn(self, agent: str | None) -> None:
+        """A model-turn span was observed."""
+        self._model_turns.labels(agent=self._agent(agent)).inc()
+
+    @_never_raises
+    def signal(
+        self,
+        agent: str | None,
+        dimension: str | Dimension,
+        level: str | Level,
+        tool: str | None = None,
+    ) -> None:
+        """A dimension fired; ``tool`` (when the signal is on a tool call) feeds top-tools."""
+        agent_label = self._agent(agent)
+        level_label = _enumerated(level, LEVELS)
+        self._signals.labels(
+            agent=agent_label, dimension=_enumerated(dimension, DIMENSIONS), level=level_label
+        ).inc()
+        if tool is not None:
+            self._tool_signals.labels(
+                agent=agent_label, tool=self._tool(tool), level=level_label
+            ).inc()
+
+    @_never_raises
+    def self_heal(self, agent: str | None, dimension: str | Dimension) -> None:
+        """A corrective message was queued (first TERM in a dimension)."""
+        self._self_heals.labels(
+            agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
+        ).inc()
+
+    @_never_raises
+    def break_succeeded(self, agent: str | None, dimension: str | Dimension) -> None:
+        """A self-heal held: the dimension did not reach TERM again."""
+        self._breaks_succeeded.labels(
+            agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
+        ).inc()
+
+    @_never_raises
+    def human_escalation(self, agent: str | None, dimension: str | Dimension) -> None:
+        """A human was asked (second TERM in a dimension)."""
+        self._human_escalations.labels(
+            agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
+        ).inc()
+
+    @_never_raises
+    def hitl_decision(self, agent: str | None, decision: str) -> None:
+        """A human escalation ended: continue, terminate, modify, timeout or error."""
+        self._hitl_decisions.labels(
+            agent=self._agent(agent), decision=_enumerated(decision, DECISIONS)
+        ).inc()
+
+    @_never_raises
+    def termination(self, agent: str | None, reason: str) -> None:
+        """A run was terminated with a reason code."""
+        self._terminations.labels(
+            agent=self._agent(agent), reason=_enumerated(reason, TERMINATION_REASONS)
+        ).inc()
+
+    @_never_raises
+    def session_started(self, agent: str | None) -> None:
+        """A session was seen for the first time (the loop-rate denominator)."""
+        self._sessions_started.labels(agent=self._agent(agent)).inc()
+
+    @_never_raises
+    def session_with_cycle(self, agent: str | None, steps: float | None) -> None:
+        """A session reached its first TERM after ``steps`` tool calls."""
+        agent_label = self._agent(agent)
+        self._sessions_with_cycle.labels(agent=agent_label).inc()
+        if steps is not None and not isinstance(steps, bool):
+            value = float(steps)
+            if value >= 0 and value == value:  # not negative, not NaN
+                self._steps_to_first_cycle.labels(agent=agent_label).observe(value)
+
+    @_never_raises
+    def session_evicted(self, cause: str) -> None:
+        """A session's state was dropped to bound memory (lru or idle)."""
+        self._sessions_evicted.labels(cause=_enumerated(cause, EVICTION_CAUSES)).inc()
+
+    @_never_raises
+    def set_sessions_active(self, n: int) -> None:
+        """How many sessions the detector tracks right now."""
+        self._sessions_active.set(max(0, int(n)))
+
+    @_never_raises
+    def processor_cost(self, span_kind: str, seconds: float) -> None:
+        """The processor spent ``seconds`` on one span of kind tool, model or other."""
+        value = float(seconds)
+        if value >= 0 and value == value:
+            self._processor_seconds.labels(span_kind=_enumerated(span_kind, SPAN_KINDS)).observe(
+                value
+            )
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def start_http_server(self, port: int, addr: str = "127.0.0.1") -> tuple[Any, threading.Thread]:
+        """Serve this registry on ``addr:port`` (loopback by default; port 0 picks a free one).
+
+        Returns ``(server, thread)``; ``server.server_port`` is the bound port and
+        ``server.shutdown()`` stops it.
+        """
+        registry = self.registry if self.registry is not None else CollectorRegistry()
+        return _start_http_server(port, addr=addr, registry=registry)
