@@ -1,0 +1,502 @@
+"""Configuration: thresholds per dimension, the three built-in profiles, and where they load from.
+
+Precedence, lowest first: built-in defaults (SPEC §2) < a YAML/TOML file < ``CYCLEGUARD_*``
+environment variables < keyword arguments. User profiles are deep-merged onto the built-in ones,
+so ``profiles: {coding: {identical_call: {warn: 5}}}`` changes one number and keeps the rest.
+Every validation problem becomes a one-line :class:`ConfigError` naming the field and the rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "BUDGET_PRESETS",
+    "BudgetConfig",
+    "CategoryStreakConfig",
+    "ConfigError",
+    "CycleGuardConfig",
+    "ErrorStreakConfig",
+    "EscalationConfig",
+    "ProfileConfig",
+    "StateHashConfig",
+    "TextLoopConfig",
+    "Thresholds",
+    "ToolPatternConfig",
+    "load_config",
+]
+
+ENV_PREFIX = "CYCLEGUARD_"
+Category = Literal["exploration", "action"]
+
+
+class ConfigError(ValueError):
+    """A configuration problem, phrased as one line: ``field.path: what is wrong``."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class Thresholds(_Strict):
+    """A warn and a term threshold: a count at or above fires that level."""
+
+    warn: int = Field(ge=1)
+    term: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _warn_not_above_term(self) -> Thresholds:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        return self
+
+
+class CategoryStreakConfig(_Strict):
+    """Thresholds per tool category, and per-tool overrides that replace them."""
+
+    exploration: Thresholds
+    action: Thresholds
+    tool_overrides: dict[str, Thresholds] = Field(default_factory=dict)
+
+
+class ToolPatternConfig(Thresholds):
+    """Laps of a repeating unit of ``2..max_period`` calls at the tail of the sequence."""
+
+    max_period: int = Field(default=4, ge=2, le=8)
+
+
+class TextLoopConfig(Thresholds):
+    """Consecutive (near-)identical model texts; ``similarity`` is Jaccard over word shingles."""
+
+    similarity: float = Field(default=0.9, gt=0.0, le=1.0)
+    shingle_size: int = Field(default=3, ge=1, le=8)
+
+
+class StateHashConfig(Thresholds):
+    """Revisits of a state fingerprint within the last ``window`` states."""
+
+    window: int = Field(default=50, ge=2, le=10_000)
+    attribute: str = "cycleguard.state_hash"
+
+
+class ErrorStreakConfig(Thresholds):
+    """Consecutive failures, across all tools and per tool.
+
+    ``result_patterns`` mark a call failed when its result matches (regex, searched in the first
+    ``max_scan_chars`` characters). ``non_failing_tools`` never count as failures even with an
+    error status (e.g. a linter that exits non-zero whenever it reports anything).
+    """
+
+    result_patterns: tuple[str, ...] = ()
+    non_failing_tools: tuple[str, ...] = ()
+    max_scan_chars: int = Field(default=4096, ge=64)
+
+    @field_validator("result_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        return _check_regexes(patterns)
+
+
+class BudgetConfig(_Strict):
+    """Per-session limits, independent of repetition. Off by default (SPEC §2).
+
+    WARN fires at ``warn_fraction`` of a limit, TERM at the limit. ``call_seconds`` limits one
+    call's duration per category (``exploration``, ``action``, or a tool name).
+    """
+
+    enabled: bool = False
+    max_tool_calls: int | None = Field(default=None, ge=1)
+    max_model_turns: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_wall_seconds: float | None = Field(default=None, gt=0)
+    max_idle_seconds: float | None = Field(default=None, gt=0)
+    call_seconds: dict[str, float] = Field(default_factory=dict)
+    warn_fraction: float = Field(default=0.8, gt=0.0, le=1.0)
+
+    @field_validator("call_seconds")
+    @classmethod
+    def _positive_limits(cls, limits: dict[str, float]) -> dict[str, float]:
+        for name, seconds in limits.items():
+            if seconds <= 0:
+                raise ValueError(f"call_seconds[{name!r}] must be > 0, got {seconds}")
+        return limits
+
+
+class ProfileConfig(_Strict):
+    """One complete set of thresholds: a built-in profile or a user's own."""
+
+    identical_call: Thresholds
+    category_streak: CategoryStreakConfig
+    tool_pattern: ToolPatternConfig
+    poll_no_progress: Thresholds
+    error_streak: ErrorStreakConfig
+    text_loop: TextLoopConfig
+    state_hash: StateHashConfig
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+
+
+def _t(warn: int, term: int) -> dict[str, int]:
+    return {"warn": warn, "term": term}
+
+
+# SPEC §2 default thresholds (warn / term) and per-tool overrides.
+BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
+    "general": {
+        "identical_call": _t(3, 5),
+        "category_streak": {
+            "exploration": _t(30, 50),
+            "action": _t(15, 25),
+            "tool_overrides": {
+                "exec": _t(15, 30),
+                "exec:readonly": _t(25, 40),
+                "edit": _t(10, 20),
+                "write": _t(10, 20),
+                "apply_patch": _t(10, 20),
+                "plan": _t(8, 15),
+            },
+        },
+        "tool_pattern": _t(3, 5),
+        "poll_no_progress": _t(10, 20),
+        "error_streak": _t(5, 8),
+        "text_loop": _t(3, 5),
+        "state_hash": _t(3, 5),
+    },
+    "coding": {
+        "identical_call": _t(4, 7),
+        "category_streak": {
+            "exploration": _t(50, 100),
+            "action": _t(25, 50),
+            "tool_overrides": {
+                "exec": _t(30, 60),
+                "exec:readonly": _t(25, 40),
+                "edit": _t(30, 60),
+                "write": _t(10, 20),
+                "apply_patch": _t(10, 20),
+                "plan": _t(8, 15),
+            },
+        },
+        "tool_pattern": _t(4, 7),
+        "poll_no_progress": _t(10, 20),
+        "error_streak": _t(8, 12),
+        "text_loop": _t(3, 5),
+        "state_hash": _t(3, 5),
+    },
+    "subagent": {
+        "identical_call": _t(3, 5),
+        "category_streak": {
+            "exploration": _t(20, 30),
+            "action": _t(10, 15),
+            "tool_overrides": {
+                "exec": _t(15, 30),
+                "exec:readonly": _t(25, 40),
+                "edit": _t(10, 20),
+                "write": _t(10, 20),
+                "apply_patch": _t(10, 20),
+                "plan": _t(8, 15),
+            },
+        },
+        "tool_pattern": _t(3, 5),
+        "poll_no_progress": _t(5, 10),
+        "error_streak": _t(4, 6),
+        "text_loop": _t(3, 4),
+        "state_hash": _t(3, 4),
+    },
+}
+
+# Seed 004's production matrix: tool timeout, session time, max steps, max tokens per scenario.
+BUDGET_PRESETS: dict[str, dict[str, Any]] = {
+    "simple_qa": {"tool_s": 10, "session_s": 60, "steps": 5, "tokens": 5_000},
+    "tool_calling": {"tool_s": 30, "session_s": 300, "steps": 15, "tokens": 30_000},
+    "complex_analysis": {"tool_s": 60, "session_s": 600, "steps": 30, "tokens": 80_000},
+    "autonomous": {"tool_s": 120, "session_s": 1800, "steps": 50, "tokens": 200_000},
+    "batch": {"tool_s": 300, "session_s": 7200, "steps": 100, "tokens": 500_000},
+}
+
+
+def budget_preset(name: str) -> BudgetConfig:
+    """An enabled budget for one of seed 004's scenarios (idle timeout 120 s as in the seed)."""
+    try:
+        preset = BUDGET_PRESETS[name]
+    except KeyError:
+        raise ConfigError(
+            f"budget.preset: unknown preset {name!r}; choose one of {', '.join(BUDGET_PRESETS)}"
+        ) from None
+    return BudgetConfig(
+        enabled=True,
+        max_tool_calls=preset["steps"],
+        max_model_turns=preset["steps"],
+        max_tokens=preset["tokens"],
+        max_wall_seconds=preset["session_s"],
+        max_idle_seconds=120,
+        call_seconds={"exploration": preset["tool_s"], "action": preset["tool_s"]},
+    )
+
+
+class EscalationConfig(_Strict):
+    """The two-phase protocol's knobs (SPEC §3)."""
+
+    hitl_timeout_s: float = Field(default=60.0, gt=0)
+    break_window: int | None = Field(default=None, ge=1)
+    soft_hint_on_warn: bool = False
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
+    include_raw: bool = False
+    progress_dir: str = ".cycleguard/progress"
+
+
+class CycleGuardConfig(_Strict):
+    """Everything the guard can be told. Build it with :func:`load_config`."""
+
+    enabled: bool = True
+    profile: str = "general"
+    subagent_profile: str = "subagent"
+    profiles: dict[str, ProfileConfig] = Field(default_factory=dict)
+    agents: dict[str, str] = Field(default_factory=dict, description="agent name -> profile name")
+    disabled_dimensions: tuple[str, ...] = ()
+    extra_categories: dict[str, Category] = Field(default_factory=dict)
+    read_only_tools: tuple[str, ...] = ()
+    progress_aware_tools: tuple[str, ...] = ("edit", "write", "apply_patch")
+    poll_tools: tuple[str, ...] = ()
+    delegating_tools: tuple[str, ...] = ("delegate_task", "task", "spawn_agent", "run_subagent")
+    mask_patterns: tuple[str, ...] = ()
+    mask_defaults: bool = True
+    result_fields: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    evidence_size: int = Field(default=5, ge=1, le=32)
+    max_sessions: int = Field(default=10_000, ge=1)
+    session_idle_ttl_s: float = Field(default=3600.0, gt=0)
+    max_tool_label_values: int = Field(default=200, ge=1)
+    escalation: EscalationConfig = Field(default_factory=EscalationConfig)
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _merge_builtin_profiles(cls, value: Any) -> Any:
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            return value
+        merged: dict[str, Any] = copy.deepcopy(BUILTIN_PROFILES)
+        for name, body in value.items():
+            if isinstance(body, ProfileConfig):
+                merged[name] = body
+                continue
+            if isinstance(body, Mapping):
+                body = dict(body)
+                extends = body.pop("extends", None)
+                base = merged.get(str(extends) if extends else name, merged["general"])
+                if isinstance(base, ProfileConfig):
+                    base = base.model_dump()
+                if "budget" in body and isinstance(body["budget"], Mapping):
+                    budget = dict(body["budget"])
+                    preset = budget.pop("preset", None)
+                    if preset is not None:
+                        body["budget"] = {**budget_preset(str(preset)).model_dump(), **budget}
+                merged[name] = _deep_merge(base, body)
+            else:
+                merged[name] = body
+        return merged
+
+    @field_validator("disabled_dimensions")
+    @classmethod
+    def _known_dimensions(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        from otel_cycleguard.detect.signals import DIMENSIONS
+
+        for name in names:
+            if name not in DIMENSIONS:
+                raise ValueError(f"unknown dimension {name!r}; known: {', '.join(DIMENSIONS)}")
+        return names
+
+    @field_validator("mask_patterns")
+    @classmethod
+    def _masks_compile(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        return _check_regexes(patterns)
+
+    @model_validator(mode="after")
+    def _profiles_exist(self) -> CycleGuardConfig:
+        for field_name, name in (
+            ("profile", self.profile),
+            ("subagent_profile", self.subagent_profile),
+        ):
+            if name not in self.profiles:
+                raise ValueError(
+                    f"{field_name}: unknown profile {name!r}; known: {', '.join(self.profiles)}"
+                )
+        for agent, name in self.agents.items():
+            if name not in self.profiles:
+                raise ValueError(f"agents.{agent}: unknown profile {name!r}")
+        return self
+
+    def profile_for(
+        self, agent: str | None = None, *, subagent: bool = False
+    ) -> tuple[str, ProfileConfig]:
+        """The profile name and thresholds for one session: agent override > subagent > default."""
+        if agent is not None and agent in self.agents:
+            name = self.agents[agent]
+        elif subagent:
+            name = self.subagent_profile
+        else:
+            name = self.profile
+        return name, self.profiles[name]
+
+    def with_overrides(
+        self, assignments: Sequence[str], profile: str | None = None
+    ) -> CycleGuardConfig:
+        """Apply ``dimension.field=value`` overrides (the CLI's ``--set``) to one profile.
+
+        Keys that name a top-level field (``profile=coding``) set that field instead.
+        """
+        data = self.model_dump()
+        target = profile or self.profile
+        for assignment in assignments:
+            key, sep, raw = assignment.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(f"--set {assignment!r}: expected dimension.field=value")
+            path = [part for part in key.strip().split(".") if part]
+            value = _parse_scalar(raw.strip())
+            if path[0] in CycleGuardConfig.model_fields and path[0] != "profiles":
+                _assign(data, path, value)
+            else:
+                _assign(data, ["profiles", target, *path], value)
+        return _validate(data)
+
+
+def _check_regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    return patterns
+
+
+def _deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _assign(data: dict[str, Any], path: list[str], value: Any) -> None:
+    node = data
+    for part in path[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[path[-1]] = value
+
+
+def _parse_scalar(raw: str) -> Any:
+    """Environment and ``--set`` values: JSON when it parses (numbers, bools, lists), else text."""
+    lowered = raw.lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    try:
+        return json.loads(raw)
+    except ValueError:
+        if "," in raw and not raw.startswith(("{", "[")):
+            return [item.strip() for item in raw.split(",") if item.strip()]
+        return raw
+
+
+def _format_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        loc = ".".join(str(part) for part in error["loc"]) or "config"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = (
+                "unknown field (check the spelling; dimensions are "
+                + ", ".join(BUILTIN_PROFILES["general"])
+                + ", budget)"
+            )
+        problems.append(f"{loc}: {message}")
+    return "; ".join(problems)
+
+
+def _validate(data: Mapping[str, Any]) -> CycleGuardConfig:
+    try:
+        return CycleGuardConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot read ({exc.strerror or exc})") from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib  # type: ignore[no-redef]
+            data = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            try:
+                import yaml
+            except ModuleNotFoundError:
+                raise ConfigError(
+                    f"config file {path}: YAML needs PyYAML (pip install 'otel-cycleguard[yaml]')"
+                ) from None
+            data = yaml.safe_load(text) or {}
+        elif suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise ConfigError(
+                f"config file {path}: unknown type {suffix!r}; use .yaml, .toml or .json"
+            )
+    except ConfigError:
+        raise
+    except Exception as exc:  # each parser has its own error type
+        raise ConfigError(f"config file {path}: not valid {suffix[1:].upper()} ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: the top level must be a mapping")
+    return data.get("cycleguard", data) if isinstance(data.get("cycleguard"), dict) else data
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``CYCLEGUARD_PROFILE=coding``, ``CYCLEGUARD_PROFILES__CODING__IDENTICAL_CALL__WARN=5``."""
+    data: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
+        if path:
+            _assign(data, path, _parse_scalar(raw))
+    return data
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> CycleGuardConfig:
+    """Build a configuration from a file (or ``$CYCLEGUARD_CONFIG``), the environment and kwargs.
+
+    Raises :class:`ConfigError` with a one-line message naming the field on any problem.
+    """
+    env = os.environ if environ is None else environ
+    data: dict[str, Any] = {}
+    file_path = path if path is not None else env.get(ENV_PREFIX + "CONFIG")
+    if file_path:
+        data = _read_file(Path(file_path))
+    data = _deep_merge(data, _from_env(env))
+    data = _deep_merge(data, overrides)
+    return _validate(data)

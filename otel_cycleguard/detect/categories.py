@@ -1,0 +1,305 @@
+"""Tool categories (exploration / action) by the four-level fallback of SPEC §2, and poll tools.
+
+1. a built-in map of common names and aliases, 2. the user's ``extra_categories``,
+3. tool metadata (``read_only``), 4. otherwise ``action``: the stricter thresholds are the safe
+default for a tool we know nothing about. An exec whose command is read-only is
+``exec:readonly`` (exploration, with its own override).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+__all__ = ["ACTION", "EXPLORATION", "Categorizer", "ToolKind"]
+
+EXPLORATION: Final = "exploration"
+ACTION: Final = "action"
+EXEC_READONLY: Final = "exec:readonly"
+
+# Canonical name -> category. Aliases map onto canonical names below.
+_BUILTIN: dict[str, str] = {
+    "read": EXPLORATION,
+    "grep": EXPLORATION,
+    "search": EXPLORATION,
+    "search_files": EXPLORATION,
+    "find": EXPLORATION,
+    "list": EXPLORATION,
+    "glob": EXPLORATION,
+    "web_search": EXPLORATION,
+    "fetch": EXPLORATION,
+    "plan": EXPLORATION,
+    "memory": EXPLORATION,
+    "view": EXPLORATION,
+    "open": EXPLORATION,
+    "goto": EXPLORATION,
+    "scroll_up": EXPLORATION,
+    "scroll_down": EXPLORATION,
+    "find_file": EXPLORATION,
+    "search_dir": EXPLORATION,
+    "search_file": EXPLORATION,
+    "lookup": EXPLORATION,
+    "think": EXPLORATION,
+    "edit": ACTION,
+    "write": ACTION,
+    "apply_patch": ACTION,
+    "exec": ACTION,
+    "delete": ACTION,
+    "move": ACTION,
+    "delegate_task": ACTION,
+    "create": ACTION,
+    "submit": ACTION,
+}
+
+_ALIASES: dict[str, str] = {
+    "read_file": "read",
+    "readfile": "read",
+    "cat": "read",
+    "view_file": "view",
+    "open_file": "open",
+    "ripgrep": "grep",
+    "rg": "grep",
+    "grep_search": "grep",
+    "codebase_search": "search",
+    "file_search": "search_files",
+    "find_files": "find",
+    "ls": "list",
+    "list_dir": "list",
+    "list_directory": "list",
+    "list_files": "list",
+    "websearch": "web_search",
+    "web_fetch": "fetch",
+    "webfetch": "fetch",
+    "http_get": "fetch",
+    "todo_write": "plan",
+    "todowrite": "plan",
+    "update_plan": "plan",
+    "edit_file": "edit",
+    "str_replace": "edit",
+    "str_replace_editor": "edit",
+    "str_replace_based_edit_tool": "edit",
+    "replace_in_file": "edit",
+    "multiedit": "edit",
+    "multi_edit": "edit",
+    "write_file": "write",
+    "create_file": "write",
+    "patch": "apply_patch",
+    "bash": "exec",
+    "shell": "exec",
+    "terminal": "exec",
+    "sh": "exec",
+    "run": "exec",
+    "run_command": "exec",
+    "run_terminal_cmd": "exec",
+    "execute_command": "exec",
+    "run_shell_command": "exec",
+    "execute_bash": "exec",
+    "python": "exec",
+    "ipython": "exec",
+    "remove": "delete",
+    "delete_file": "delete",
+    "rm": "delete",
+    "rename": "move",
+    "move_file": "move",
+    "mv": "move",
+    "task": "delegate_task",
+    "spawn_agent": "delegate_task",
+    "run_subagent": "delegate_task",
+}
+
+_POLL_EXACT = frozenset({"get_result", "wait", "sleep", "poll", "check_status", "get_status"})
+_POLL_SUFFIXES = ("_status", "_poll")
+_POLL_ACTIONS = frozenset({"poll", "log", "status"})
+
+# Read-only commands for exec:readonly. `find` is read-only unless it has -exec/-delete/...
+_READONLY_COMMANDS = frozenset(
+    {
+        "cat",
+        "ls",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "find",
+        "head",
+        "tail",
+        "wc",
+        "pwd",
+        "echo",
+        "file",
+        "stat",
+        "tree",
+        "du",
+        "df",
+        "which",
+        "whoami",
+        "env",
+        "printenv",
+        "less",
+        "more",
+        "sort",
+        "uniq",
+        "cut",
+        "nl",
+        "diff",
+        "cmp",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "date",
+        "uname",
+        "id",
+        "true",
+        "sed",
+        "awk",
+        "jq",
+        "type",
+    }
+)
+_GIT_READONLY = frozenset(
+    {"status", "diff", "log", "show", "blame", "branch", "ls-files", "rev-parse", "grep"}
+)
+_FIND_WRITERS = frozenset(
+    {"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"}
+)
+_SEPARATORS = re.compile(r";|&&|\|\||>|`|\$\(|\n")
+_COMMAND_KEYS = ("command", "cmd", "script", "code", "input", "commands")
+
+
+class ToolKind:
+    """How the detector treats one tool: category, override key, and whether it polls."""
+
+    __slots__ = ("canonical", "category", "is_poll", "override_key")
+
+    def __init__(self, canonical: str, category: str, override_key: str, is_poll: bool) -> None:
+        self.canonical = canonical
+        self.category = category
+        self.override_key = override_key
+        self.is_poll = is_poll
+
+    def __repr__(self) -> str:
+        return f"ToolKind({self.canonical!r}, {self.category!r}, poll={self.is_poll})"
+
+
+class Categorizer:
+    """Classifies tools. Results per (tool, read_only) are cached in a bounded dict."""
+
+    __slots__ = ("_cache", "_extra", "_poll", "_read_only")
+
+    _CACHE_LIMIT = 4096
+
+    def __init__(
+        self,
+        extra_categories: Mapping[str, str] | None = None,
+        read_only_tools: Iterable[str] = (),
+        poll_tools: Iterable[str] = (),
+    ) -> None:
+        self._extra = {k.lower(): v for k, v in (extra_categories or {}).items()}
+        self._read_only = frozenset(t.lower() for t in read_only_tools)
+        self._poll = frozenset(t.lower() for t in poll_tools)
+        self._cache: dict[tuple[str, bool | None], ToolKind] = {}
+
+    def classify(self, tool: str, arguments: Any = None, read_only: bool | None = None) -> ToolKind:
+        """The kind of one call. Arguments matter only for exec (read-only?) and ``process``."""
+        key = (tool, read_only)
+        kind = self._cache.get(key)
+        if kind is None:
+            kind = self._classify_name(tool, read_only)
+            if len(self._cache) >= self._CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = kind
+        if kind.canonical == "exec" and kind.category == ACTION and _is_readonly_command(arguments):
+            return ToolKind("exec", EXPLORATION, EXEC_READONLY, False)
+        if kind.canonical == "process" and _process_polls(arguments):
+            return ToolKind("process", EXPLORATION, "process", True)
+        return kind
+
+    def _classify_name(self, tool: str, read_only: bool | None) -> ToolKind:
+        name = tool.strip().lower()
+        canonical = _ALIASES.get(name, name)
+        is_poll = name in self._poll or name in _POLL_EXACT or name.endswith(_POLL_SUFFIXES)
+        if is_poll:
+            return ToolKind(canonical, EXPLORATION, canonical, True)
+        if canonical in _BUILTIN:
+            category = _BUILTIN[canonical]
+        elif name in self._extra:
+            category = self._extra[name]
+        elif read_only is True or name in self._read_only:
+            category = EXPLORATION
+        elif name.startswith("send_"):
+            category = ACTION
+        else:
+            category = ACTION
+        # The user's extra categories win over the built-in map for the same name.
+        if name in self._extra:
+            category = self._extra[name]
+        return ToolKind(canonical, category, canonical, False)
+
+
+def _command_text(arguments: Any) -> str | None:
+    if isinstance(arguments, str):
+        text = arguments.strip()
+        if text.startswith("{"):
+            try:
+                import json
+
+                arguments = json.loads(text)
+            except ValueError:
+                return text
+        else:
+            return text
+    if isinstance(arguments, Mapping):
+        for key in _COMMAND_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str):
+                return value
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return " ".join(value)
+    return None
+
+
+def _is_readonly_command(arguments: Any) -> bool:
+    """True when every command of the pipeline is read-only and nothing is redirected."""
+    try:
+        text = _command_text(arguments)
+        if not text or len(text) > 4096 or _SEPARATORS.search(text):
+            return False
+        for stage in text.split("|"):
+            words = shlex.split(stage)
+            if not words:
+                return False
+            command = words[0].rsplit("/", 1)[-1]
+            if command == "git":
+                sub = next((w for w in words[1:] if not w.startswith("-")), "")
+                if sub not in _GIT_READONLY:
+                    return False
+            elif command == "sed":
+                if any(
+                    w == "-i" or w.startswith("-i") or w.startswith("--in-place") for w in words[1:]
+                ):
+                    return False
+            elif command == "find":
+                if _FIND_WRITERS.intersection(words[1:]):
+                    return False
+            elif command not in _READONLY_COMMANDS:
+                return False
+        return True
+    except ValueError:  # unbalanced quotes: not something we can vouch for
+        return False
+
+
+def _process_polls(arguments: Any) -> bool:
+    if isinstance(arguments, str):
+        try:
+            import json
+
+            arguments = json.loads(arguments)
+        except ValueError:
+            return False
+    return (
+        isinstance(arguments, Mapping) and str(arguments.get("action", "")).lower() in _POLL_ACTIONS
+    )

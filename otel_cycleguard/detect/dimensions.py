@@ -1,0 +1,497 @@
+"""The eight loop dimensions, one small class each, with constant-size state.
+
+Each dimension turns one observation into a count; :class:`Gate` turns counts into WARN/TERM
+crossings (once per crossing, re-armed when the count falls below the level again). State is
+hashes and small integers in fixed windows: it never grows with the length of the run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from collections.abc import Iterable
+
+from otel_cycleguard.config import (
+    BudgetConfig,
+    ErrorStreakConfig,
+    StateHashConfig,
+    TextLoopConfig,
+    Thresholds,
+)
+from otel_cycleguard.detect.signals import Level
+
+__all__ = [
+    "Budget",
+    "CategoryStreak",
+    "ErrorStreak",
+    "Gate",
+    "IdenticalCall",
+    "PollNoProgress",
+    "StateRevisit",
+    "TextLoop",
+    "ToolPattern",
+]
+
+_NONE, _WARNED, _TERMED = 0, 1, 2
+
+
+class Gate:
+    """Fires WARN/TERM once per crossing; at most one (the highest) level per observation."""
+
+    __slots__ = ("fired",)
+
+    def __init__(self) -> None:
+        self.fired = _NONE
+
+    def check(self, count: int, warn: int, term: int) -> Level | None:
+        if count < warn:
+            self.fired = _NONE
+            return None
+        if count >= term:
+            if self.fired < _TERMED:
+                self.fired = _TERMED
+                return Level.TERM
+            return None
+        if self.fired == _TERMED:  # fell below term: TERM re-arms, WARN has fired already
+            self.fired = _WARNED
+            return None
+        if self.fired == _NONE:
+            self.fired = _WARNED
+            return Level.WARN
+        return None
+
+    def reset(self) -> None:
+        self.fired = _NONE
+
+
+class IdenticalCall:
+    """Consecutive calls whose (tool, args) hash AND masked result hash equal the previous one's."""
+
+    __slots__ = ("count", "gate", "last_key", "last_result")
+
+    def __init__(self) -> None:
+        self.last_key = 0
+        self.last_result = 0
+        self.count = 0
+        self.gate = Gate()
+
+    def observe(self, key: int, result: int, is_poll: bool) -> int:
+        if is_poll:  # waiting is poll_no_progress's business, with its own thresholds
+            self.last_key = self.last_result = 0
+            self.count = 0
+            return 0
+        if key == self.last_key and result == self.last_result:
+            self.count += 1
+        else:
+            self.count = 1
+        self.last_key, self.last_result = key, result
+        return self.count
+
+    def reset(self) -> None:
+        self.count = 0
+        self.gate.reset()
+
+
+class CategoryStreak:
+    """Consecutive calls of one category, halved for progress-aware tools whose args change."""
+
+    __slots__ = ("category", "count", "gate", "last_args")
+
+    _MAX_TRACKED_TOOLS = 16
+
+    def __init__(self) -> None:
+        self.category: str | None = None
+        self.count = 0
+        self.last_args: dict[str, int] | None = None
+        self.gate = Gate()
+
+    def observe(self, category: str, tool: str, key: int, progress_aware: bool) -> int:
+        changed_args = False
+        if progress_aware:
+            last = self.last_args.get(tool) if self.last_args else None
+            changed_args = last is not None and last != key
+            if self.last_args is None:
+                self.last_args = {}
+            elif tool not in self.last_args and len(self.last_args) >= self._MAX_TRACKED_TOOLS:
+                self.last_args.pop(next(iter(self.last_args)))
+            self.last_args[tool] = key
+        if category != self.category:
+            self.category = category
+            self.count = 1
+        elif changed_args:
+            self.count = max(1, math.ceil(self.count / 2))
+        else:
+            self.count += 1
+        return self.count
+
+    def reset(self) -> None:
+        self.count = 0
+        self.gate.reset()
+
+
+class ToolPattern:
+    """Laps of the shortest repeating unit (period 2..max_period) at the tail of the sequence.
+
+    ``full_run[p]`` counts consecutive calls equal (tool and args) to the call p places back,
+    so the repeating tail is ``full_run[p] + p`` calls long and holds that many // p laps. When
+    no unit repeats with its arguments, tool names alone are tried, and a lap whose arguments
+    differ from the previous lap's halves the lap count instead of adding one.
+    """
+
+    __slots__ = (
+        "full_run",
+        "gate",
+        "keys",
+        "lap_changed",
+        "max_period",
+        "name_laps",
+        "name_run",
+        "names",
+        "period",
+        "seen",
+    )
+
+    def __init__(self, max_period: int) -> None:
+        self.max_period = max_period
+        self.keys = array("Q", bytes(8 * max_period))
+        self.names = array("Q", bytes(8 * max_period))
+        size = max_period + 1
+        self.full_run = [0] * size
+        self.name_run = [0] * size
+        self.name_laps = [1] * size
+        self.lap_changed = [False] * size
+        self.seen = 0
+        self.period = 0
+        self.gate = Gate()
+
+    def observe(self, key: int, name: int) -> int:
+        size = self.max_period
+        seen = self.seen
+        keys, names = self.keys, self.names
+        best_full = best_name = 0
+        for p in range(2, size + 1):
+            if seen < p:
+                break
+            back = (seen - p) % size
+            same_full = keys[back] == key
+            if same_full:
+                self.full_run[p] += 1
+            else:
+                self.full_run[p] = 0
+            if names[back] == name:
+                run = self.name_run[p] = self.name_run[p] + 1
+                if not same_full:
+                    self.lap_changed[p] = True
+                if run % p == 0:
+                    if self.lap_changed[p]:
+                        self.name_laps[p] = max(1, math.ceil(self.name_laps[p] / 2))
+                    else:
+                        self.name_laps[p] += 1
+                    self.lap_changed[p] = False
+            else:
+                self.name_run[p] = 0
+                self.name_laps[p] = 1
+                self.lap_changed[p] = False
+            if not best_full and self.full_run[p] >= p and not _constant(keys, seen, p, key):
+                best_full = p
+            if not best_name and self.name_run[p] >= p and not _constant(names, seen, p, name):
+                best_name = p
+        slot = seen % size
+        keys[slot] = key
+        names[slot] = name
+        self.seen = seen + 1
+        if best_full:
+            self.period = best_full
+            return (self.full_run[best_full] + best_full) // best_full
+        if best_name:
+            self.period = best_name
+            return self.name_laps[best_name]
+        self.period = 0
+        return 0
+
+    def reset(self) -> None:
+        for p in range(len(self.full_run)):
+            self.full_run[p] = 0
+            self.name_run[p] = 0
+            self.name_laps[p] = 1
+            self.lap_changed[p] = False
+        self.gate.reset()
+
+
+def _constant(ring: array, seen: int, p: int, current: int) -> bool:
+    """True when the last p-1 entries and ``current`` are all equal (a period-1 run)."""
+    size = len(ring)
+    return all(ring[(seen - j) % size] == current for j in range(1, p))
+
+
+class PollNoProgress:
+    """Per poll tool: consecutive calls of that tool whose masked result hash did not change."""
+
+    __slots__ = ("gates", "last")
+
+    _MAX_TOOLS = 16
+
+    def __init__(self) -> None:
+        self.last: dict[str, list[int]] | None = None  # tool -> [result hash, count]
+        self.gates: dict[str, Gate] | None = None
+
+    def observe(self, tool: str, result: int) -> int:
+        if self.last is None:
+            self.last, self.gates = {}, {}
+        entry = self.last.get(tool)
+        if entry is None:
+            if len(self.last) >= self._MAX_TOOLS:
+                oldest = next(iter(self.last))
+                del self.last[oldest]
+                self.gates.pop(oldest, None)  # type: ignore[union-attr]
+            self.last[tool] = [result, 1]
+            return 1
+        if entry[0] == result:
+            entry[1] += 1
+        else:
+            entry[0], entry[1] = result, 1
+        return entry[1]
+
+    def gate(self, tool: str) -> Gate:
+        assert self.gates is not None
+        gate = self.gates.get(tool)
+        if gate is None:
+            gate = self.gates[tool] = Gate()
+        return gate
+
+    def reset(self) -> None:
+        if self.last:
+            for entry in self.last.values():
+                entry[1] = 0
+        if self.gates:
+            for gate in self.gates.values():
+                gate.reset()
+
+
+class ErrorStreak:
+    """Consecutive failures across all tools, and per tool (other tools in between don't reset).
+
+    The count is the larger of the global streak and the longest per-tool streak, so the gate
+    re-arms only once every streak has really been broken by a success.
+    """
+
+    __slots__ = ("gate", "global_count", "patterns", "per_tool", "scan_chars", "skip_tools")
+
+    _MAX_TOOLS = 64
+
+    def __init__(self, config: ErrorStreakConfig) -> None:
+        self.global_count = 0
+        self.per_tool: dict[str, int] | None = None
+        self.gate = Gate()
+        self.patterns = (
+            re.compile("|".join(f"(?:{p})" for p in config.result_patterns))
+            if config.result_patterns
+            else None
+        )
+        self.scan_chars = config.max_scan_chars
+        self.skip_tools = frozenset(t.lower() for t in config.non_failing_tools)
+
+    def is_failure(self, tool: str, error: bool, result_text: str | None) -> bool:
+        if tool.lower() in self.skip_tools:
+            return False
+        if error:
+            return True
+        if self.patterns is not None and result_text:
+            return self.patterns.search(result_text[: self.scan_chars]) is not None
+        return False
+
+    def observe(self, tool: str, failed: bool) -> int:
+        if self.per_tool is None:
+            self.per_tool = {}
+        if failed:
+            self.global_count += 1
+            if tool not in self.per_tool and len(self.per_tool) >= self._MAX_TOOLS:
+                self.per_tool.pop(next(iter(self.per_tool)))
+            self.per_tool[tool] = self.per_tool.get(tool, 0) + 1
+        else:
+            self.global_count = 0
+            self.per_tool.pop(tool, None)
+        longest = max(self.per_tool.values()) if self.per_tool else 0
+        return max(self.global_count, longest)
+
+    def reset(self) -> None:
+        self.global_count = 0
+        if self.per_tool:
+            self.per_tool.clear()
+        self.gate.reset()
+
+
+class TextLoop:
+    """Consecutive model turns whose normalised text is identical or near-identical.
+
+    Near-identity is the Jaccard similarity of the sets of word ``shingle_size``-grams,
+    estimated from bottom-k sketches (exact below k shingles), compared with ``similarity``.
+    """
+
+    __slots__ = ("count", "gate", "last_exact", "last_sketch")
+
+    SKETCH_SIZE = 64
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last_exact = 0
+        self.last_sketch: tuple[int, ...] = ()
+        self.gate = Gate()
+
+    def observe(self, exact: int, sketch: tuple[int, ...], config: TextLoopConfig) -> int:
+        if self.count and (
+            exact == self.last_exact
+            or jaccard(sketch, self.last_sketch, self.SKETCH_SIZE) >= config.similarity
+        ):
+            self.count += 1
+        else:
+            self.count = 1
+        self.last_exact, self.last_sketch = exact, sketch
+        return self.count
+
+    def reset(self) -> None:
+        self.count = 0
+        self.gate.reset()
+
+
+def shingle_sketch(
+    words: list[str], size: int, hasher, k: int = TextLoop.SKETCH_SIZE
+) -> tuple[int, ...]:
+    """Bottom-k sketch (k smallest hashes) of the word ``size``-shingles of ``words``."""
+    if len(words) <= size:
+        grams: Iterable[str] = (" ".join(words),)
+    else:
+        grams = (" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
+    hashes = {hasher(g.encode("utf-8", "replace")) for g in grams}
+    return tuple(sorted(hashes)[:k])
+
+
+def jaccard(a: tuple[int, ...], b: tuple[int, ...], k: int) -> float:
+    """Jaccard estimate from two bottom-k sketches (exact when both sets are smaller than k)."""
+    if not a or not b:
+        return 0.0
+    set_a, set_b = set(a), set(b)
+    union = sorted(set_a | set_b)[:k]
+    both = sum(1 for h in union if h in set_a and h in set_b)
+    return both / len(union)
+
+
+class StateRevisit:
+    """Visits of a state fingerprint within the last ``window`` states, or A-B-A-B over them."""
+
+    __slots__ = ("abab_run", "gate", "ring", "seen")
+
+    def __init__(self) -> None:
+        self.ring: array | None = None
+        self.seen = 0
+        self.abab_run = 0
+        self.gate = Gate()
+
+    def observe(self, fingerprint: int, config: StateHashConfig) -> int:
+        window = config.window
+        if self.ring is None:
+            self.ring = array("Q", bytes(8 * window))
+        ring, seen = self.ring, self.seen
+        filled = min(seen, window)
+        visits = 1 + sum(1 for i in range(filled) if ring[i] == fingerprint)
+        if seen >= 2:
+            two_back = ring[(seen - 2) % window]
+            one_back = ring[(seen - 1) % window]
+            self.abab_run = self.abab_run + 1 if two_back == fingerprint != one_back else 0
+        ring[seen % window] = fingerprint
+        self.seen = seen + 1
+        laps = (self.abab_run + 2) // 2 if self.abab_run >= 2 else 0
+        return max(visits, laps)
+
+    def reset(self) -> None:
+        if self.ring is not None:
+            for i in range(len(self.ring)):
+                self.ring[i] = 0
+        self.seen = 0
+        self.abab_run = 0
+        self.gate.reset()
+
+
+class Budget:
+    """Per-session limits: tool calls, model turns, tokens, wall time, idle time, call duration."""
+
+    __slots__ = ("first_s", "gates", "last_s", "model_turns", "tokens", "tool_calls")
+
+    METRICS = (
+        "tool_calls",
+        "model_turns",
+        "tokens",
+        "wall_seconds",
+        "idle_seconds",
+        "call_seconds",
+    )
+
+    def __init__(self) -> None:
+        self.tool_calls = 0
+        self.model_turns = 0
+        self.tokens = 0
+        self.first_s: float | None = None
+        self.last_s: float | None = None
+        self.gates: list[Gate] | None = None
+
+    def observe(
+        self,
+        config: BudgetConfig,
+        *,
+        tool_call: bool,
+        tokens: int,
+        start_s: float | None,
+        end_s: float | None,
+        call_limit: float | None,
+    ) -> tuple[Level, str, int, int] | None:
+        """Update the counters; return the highest (level, metric, value, limit) that crossed."""
+        if tool_call:
+            self.tool_calls += 1
+        else:
+            self.model_turns += 1
+        self.tokens += max(0, tokens)
+        idle = None
+        if start_s is not None:
+            if self.first_s is None:
+                self.first_s = start_s
+            if self.last_s is not None:
+                idle = start_s - self.last_s
+        if end_s is not None:
+            self.last_s = end_s if self.last_s is None else max(self.last_s, end_s)
+        if not config.enabled:
+            return None
+        wall = (end_s - self.first_s) if (end_s is not None and self.first_s is not None) else None
+        duration = (end_s - start_s) if (end_s is not None and start_s is not None) else None
+        values = (
+            (self.tool_calls, config.max_tool_calls),
+            (self.model_turns, config.max_model_turns),
+            (self.tokens, config.max_tokens),
+            (wall, config.max_wall_seconds),
+            (idle, config.max_idle_seconds),
+            (duration if tool_call else None, call_limit),
+        )
+        if self.gates is None:
+            self.gates = [Gate() for _ in self.METRICS]
+        best: tuple[Level, str, int, int] | None = None
+        for metric, gate, (value, limit) in zip(self.METRICS, self.gates, values, strict=True):
+            if value is None or limit is None:
+                continue
+            term = max(1, math.ceil(limit))
+            warn = max(1, min(term, math.ceil(limit * config.warn_fraction)))
+            level = gate.check(math.floor(value), warn, term)
+            if level is not None and (
+                best is None or (level is Level.TERM and best[0] is Level.WARN)
+            ):
+                best = (level, metric, math.floor(value), term)
+        return best
+
+    def reset(self) -> None:
+        if self.gates:
+            for gate in self.gates:
+                gate.reset()
+
+
+def thresholds_of(config: Thresholds) -> tuple[int, int]:
+    """(warn, term) of any thresholds model."""
+    return config.warn, config.term

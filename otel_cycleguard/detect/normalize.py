@@ -1,0 +1,185 @@
+"""Canonical hashing of arguments and results, with volatile content masked.
+
+"Same call, same answer" must survive real logs: a result that differs only in a timestamp, a
+duration, a PID or ``line 11616`` is the same answer. Short numbers (``42%``) are kept, they are
+progress. Nothing here raises on odd input: whatever arrives is hashed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import xxhash
+
+try:  # orjson is ~10x faster than json for canonical dumps; the hot path wants it.
+    import orjson
+
+    _ORJSON_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+except ModuleNotFoundError:  # pragma: no cover - exercised only without the dependency
+    orjson = None  # type: ignore[assignment]
+
+__all__ = [
+    "DEFAULT_MASK_PATTERNS",
+    "Normalizer",
+    "canonical_json",
+    "hash_bytes",
+    "hex_digest",
+]
+
+# Each alternative starts with a digit or a fixed literal so the regex engine can skip text fast.
+DEFAULT_MASK_PATTERNS: tuple[str, ...] = (
+    # ISO-8601 and log timestamps: 2024-01-02T03:04:05.123Z, 2024/01/02 03:04:05
+    r"\d{4}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?",
+    # clock times 03:04:05(.123)
+    r"\d\d:\d\d:\d\d(?:[.,]\d+)?",
+    # UUIDs
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    # 0x-prefixed hex and hex ids of 7+ chars that contain a digit (commit shas, object ids)
+    r"0x[0-9a-fA-F]+",
+    r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",
+    # durations: 1.23s, 45ms, 0.5 sec, 12 µs
+    r"\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b",
+    # pid 1234, pid=1234
+    r"(?i:pid)[=: ]\s*\d+",
+    # runs of 4 or more digits (line 11616, byte counts, ports)
+    r"\d{4,}",
+    # decimals with a fraction (0.123): timings, memory figures
+    r"\d+\.\d{2,}",
+)
+
+_DIGITS = b"0123456789"
+_JSON_OPENERS = ("{", "[")
+_MASK = "#"
+
+
+def hash_bytes(data: bytes) -> int:
+    """xxh3_64 of ``data`` as an int (cheap to compare and to store)."""
+    return xxhash.xxh3_64_intdigest(data)
+
+
+def hex_digest(value: int) -> str:
+    """16-hex-digit rendering of a hash, for evidence and span attributes."""
+    return f"{value:016x}"
+
+
+def _dumps(value: Any) -> bytes:
+    if orjson is not None:
+        try:
+            return orjson.dumps(value, option=_ORJSON_OPTS, default=_fallback)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_fallback
+    ).encode("utf-8", "surrogatepass")
+
+
+def _fallback(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    return repr(value)
+
+
+def _loads(text: str) -> Any:
+    if orjson is not None:
+        return orjson.loads(text)
+    return json.loads(text)
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, no whitespace) of arguments in whatever form.
+
+    A dict or list is dumped; a string holding JSON is parsed first, so ``'{"b":1, "a":2}'``
+    and ``{"a": 2, "b": 1}`` agree; any other string or bytes is taken as text. Never raises.
+    """
+    try:
+        if isinstance(value, bytes | bytearray | memoryview):
+            value = bytes(value).decode("utf-8", "replace")
+        if isinstance(value, str):
+            stripped = value.lstrip()
+            if stripped.startswith(_JSON_OPENERS):
+                try:
+                    return _dumps(_loads(value))
+                except ValueError:
+                    pass
+            return value.encode("utf-8", "replace")
+        return _dumps(value)
+    except Exception:  # canonicalisation must never fail the caller
+        try:
+            return repr(value).encode("utf-8", "replace")
+        except Exception:
+            return b"<unrepresentable>"
+
+
+class Normalizer:
+    """Hashes arguments and results for one configuration.
+
+    ``mask_patterns`` are added to (or, with ``mask_defaults=False``, replace) the defaults.
+    ``result_fields`` picks fields of structured results per tool before hashing (e.g. an exec
+    result: ``("exit_code", "output")``). Masking works on at most ``max_mask_chars``
+    characters (head and tail); the middle of a larger result contributes with its digits
+    folded, so the cost per call stays bounded whatever the result size.
+    """
+
+    __slots__ = ("_fold", "_mask", "_max_mask_chars", "_result_fields")
+
+    def __init__(
+        self,
+        mask_patterns: Sequence[str] = (),
+        *,
+        mask_defaults: bool = True,
+        result_fields: Mapping[str, Sequence[str]] | None = None,
+        max_mask_chars: int = 8192,
+    ) -> None:
+        patterns = (
+            (*DEFAULT_MASK_PATTERNS, *mask_patterns) if mask_defaults else tuple(mask_patterns)
+        )
+        self._mask = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        self._result_fields = {k.lower(): tuple(v) for k, v in (result_fields or {}).items()}
+        self._max_mask_chars = max(64, max_mask_chars)
+        self._fold = bytes.maketrans(_DIGITS, b"0" * 10)
+
+    def args_hash(self, tool: str, arguments: Any) -> int:
+        """Hash of (tool, canonical arguments): the identity of a call."""
+        return hash_bytes(tool.encode("utf-8", "replace") + b"\x00" + canonical_json(arguments))
+
+    def mask(self, text: str) -> str:
+        """``text`` with volatile content replaced by ``#``."""
+        if self._mask is None:
+            return text
+        return self._mask.sub(_MASK, text)
+
+    def result_text(self, tool: str, result: Any) -> str:
+        """The result as text, after the tool's field picker (if any)."""
+        fields = self._result_fields.get(tool.lower()) if self._result_fields else None
+        if fields:
+            structured = result
+            if isinstance(result, str | bytes | bytearray):
+                try:
+                    structured = _loads(result if isinstance(result, str) else bytes(result))
+                except ValueError:
+                    structured = None
+            if isinstance(structured, Mapping):
+                result = {name: structured.get(name) for name in fields}
+        if isinstance(result, str):
+            return result
+        return canonical_json(result).decode("utf-8", "replace")
+
+    def result_hash(self, tool: str, result: Any) -> int:
+        """Hash of the result with volatile content masked."""
+        try:
+            text = self.result_text(tool, result)
+            limit = self._max_mask_chars
+            if len(text) <= limit:
+                return hash_bytes(self.mask(text).encode("utf-8", "replace"))
+            half = limit // 2
+            head = self.mask(text[:half])
+            tail = self.mask(text[-half:])
+            middle = text[half:-half].encode("utf-8", "replace").translate(self._fold)
+            return hash_bytes(f"{head}\x00{tail}\x00".encode("utf-8", "replace") + middle)
+        except Exception:
+            return hash_bytes(repr(type(result)).encode())
