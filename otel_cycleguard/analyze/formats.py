@@ -94,6 +94,11 @@ def document_spans(document: Any, report: Report) -> DocumentSpans | None:
 def describe_shape(document: Any) -> str:
     """A short description of an unrecognised document, for error messages."""
     if isinstance(document, Mapping):
+        if isinstance(document.get("traces"), list):
+            return (
+                "a Tempo search result, which lists trace ids without their spans; "
+                "download each trace from /api/traces/<trace id>"
+            )
         keys = ", ".join(repr(key) for key in list(document)[:6])
         more = ", ..." if len(document) > 6 else ""
         return f"a JSON object with keys {keys}{more}"

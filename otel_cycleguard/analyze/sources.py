@@ -43,6 +43,8 @@ def expand_sources(paths: Sequence[str]) -> list[Source]:
     Hidden files and directories (name starting with a dot) are left out of directory walks.
     Raises :class:`InputError` for a path that does not exist or is not a file or directory.
     """
+    if isinstance(paths, (str, bytes)):
+        raise TypeError("paths must be a sequence of path strings, not a single string")
     sources: list[Source] = []
     for raw in paths:
         if raw == STDIN:

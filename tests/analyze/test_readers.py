@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import logging
+import os
 import random
 import shutil
 import sys
@@ -423,6 +424,19 @@ class TestInputs:
             read_spans([str(tmp_path / "good.jsonl"), str(missing)])
         assert not isinstance(error.value, UnknownFormatError)
 
+    @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+    def test_path_that_is_not_a_file_raises_input_error(self, tmp_path: Path) -> None:
+        """A named pipe (or device) is refused up front rather than read forever."""
+        fifo = tmp_path / "pipe"
+        os.mkfifo(fifo)
+        with pytest.raises(InputError, match="not a regular file"):
+            read_spans([str(fifo)])
+
+    def test_a_single_string_is_refused_rather_than_read_letter_by_letter(self) -> None:
+        """``read_spans("trace.json")`` is a mistake worth a clear error."""
+        with pytest.raises(TypeError, match="sequence of path strings"):
+            read_spans(str(DATA / "jaeger.json"))  # type: ignore[arg-type]
+
     def test_empty_file_yields_nothing_and_is_no_problem(self, tmp_path: Path) -> None:
         """The Collector creates its file before the first batch."""
         path = tmp_path / "empty.jsonl"
@@ -486,11 +500,12 @@ class TestBadInput:
     @pytest.mark.parametrize(
         ("content", "detail"),
         [
-            ('{"traces": [{"traceID": "abc"}]}', "keys 'traces'"),
+            ('{"traces": [{"traceID": "abc"}]}', "Tempo search result"),
+            ('{"resource": {}, "spans": []}', "keys 'resource', 'spans'"),
             ("timestamp,span\n1,2\n", "does not start with a JSON object"),
             ('{\n  "spans": [\n  ]\n}\n', "keys 'spans'"),
         ],
-        ids=["json-object", "csv", "pretty-json"],
+        ids=["tempo-search", "json-object", "csv", "pretty-json"],
     )
     def test_unknown_format_raises_naming_the_readable_formats(
         self, content: str, detail: str, tmp_path: Path
