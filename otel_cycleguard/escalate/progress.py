@@ -234,7 +234,8 @@ class DirectoryProgressStore:
     def save(self, record: TerminationRecord) -> str:
         """Write temp file in the same directory, fsync, ``os.replace``: all or nothing."""
         # Serialise first: an unserialisable checkpoint must not leave a temp file behind.
-        data = json.dumps(record.to_dict(), ensure_ascii=False, indent=2, allow_nan=False)
+        # ASCII escapes keep even lone surrogates in a session key writable and round-trippable.
+        data = json.dumps(record.to_dict(), ensure_ascii=True, indent=2, allow_nan=False)
         self.path.mkdir(parents=True, exist_ok=True)
         millis = int(record.created_at * 1000)
         ref = f"{_session_digest(record.session)}-{millis:013d}-{uuid.uuid4().hex[:8]}.json"
