@@ -6,12 +6,25 @@ import re
 
 import pytest
 import yaml
-from prom import ALERT_RULES, GRAFANA_DIR, RULE_FILES, RULE_TESTS, promtool, recording_rule_names
+from prom import (
+    ALERT_RULES,
+    GRAFANA_DIR,
+    RULE_FILES,
+    RULE_TESTS,
+    find_tool,
+    promtool,
+    recording_rule_names,
+)
 
 SPEC_RATES = ("cycle_detected", "break_success", "human_escalation")
 
 
 class TestPromtool:
+    def test_a_missing_binary_fails_the_test_with_the_install_hint(self) -> None:
+        """No silent skip: without promtool the rule tests fail and say how to get it."""
+        with pytest.raises(pytest.fail.Exception, match="test command installs it"):
+            find_tool("promtool-that-does-not-exist")
+
     @pytest.mark.parametrize("rule_file", RULE_FILES, ids=lambda p: p.name)
     def test_rule_files_pass_promtool_check(self, rule_file) -> None:
         """promtool accepts every rule file (syntax, PromQL, names)."""
