@@ -283,13 +283,18 @@ class CycleGuardConfig(_Strict):
         if not isinstance(value, Mapping):
             return value
         merged: dict[str, Any] = copy.deepcopy(BUILTIN_PROFILES)
-        for name, body in value.items():
+        for name in _extends_order(value):
+            body = value[name]
             if isinstance(body, ProfileConfig):
                 merged[name] = body
                 continue
             if isinstance(body, Mapping):
                 body = dict(body)
                 extends = body.pop("extends", None)
+                if extends is not None and str(extends) not in merged:
+                    raise ValueError(
+                        f"{name}.extends: unknown profile {extends!r}; known: {', '.join(merged)}"
+                    )
                 base = merged.get(str(extends) if extends else name, merged["general"])
                 if isinstance(base, ProfileConfig):
                     base = base.model_dump()
@@ -365,6 +370,29 @@ class CycleGuardConfig(_Strict):
             else:
                 _assign(data, ["profiles", target, *path], value)
         return _validate(data)
+
+
+def _extends_order(profiles: Mapping[str, Any]) -> list[str]:
+    """User profile names, each after the user profile it ``extends`` (cycles: ConfigError)."""
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: in progress, 2: done
+
+    def visit(name: str) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise ValueError(f"{name}.extends: profiles extend each other in a cycle")
+        state[name] = 1
+        body = profiles[name]
+        parent = body.get("extends") if isinstance(body, Mapping) else None
+        if parent is not None and str(parent) != name and str(parent) in profiles:
+            visit(str(parent))
+        state[name] = 2
+        order.append(name)
+
+    for name in profiles:
+        visit(name)
+    return order
 
 
 def _check_regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
@@ -464,7 +492,8 @@ def _read_file(path: Path) -> dict[str, Any]:
     except ConfigError:
         raise
     except Exception as exc:  # each parser has its own error type
-        raise ConfigError(f"config file {path}: not valid {suffix[1:].upper()} ({exc})") from None
+        detail = " ".join(str(exc).split())  # parser messages span lines; ours are one line
+        raise ConfigError(f"config file {path}: not valid {suffix[1:].upper()} ({detail})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: the top level must be a mapping")
     return data.get("cycleguard", data) if isinstance(data.get("cycleguard"), dict) else data
@@ -477,7 +506,9 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
         if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
             continue
         path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
-        if path:
+        # Only configuration fields: other CYCLEGUARD_* variables belong to other parts
+        # (e.g. CYCLEGUARD_RAISE_INTERNAL_ERRORS) and must not fail validation.
+        if path and path[0] in CycleGuardConfig.model_fields:
             _assign(data, path, _parse_scalar(raw))
     return data
 

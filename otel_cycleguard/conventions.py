@@ -1,0 +1,292 @@
+"""Reading tool calls and model turns out of spans, whatever instrumentation made them (SPEC §5).
+
+Four conventions are understood: OTel GenAI (``gen_ai.*``), OpenInference
+(``openinference.span.kind``), OpenLLMetry/Traceloop (``traceloop.*``) and pydantic-ai's legacy
+``running tool`` spans. Everything here works on a span's name and attribute mapping only, so
+the live processor, the offline replay and the OTLP service share it. No OpenTelemetry import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from otel_cycleguard.detect.records import ModelTurn, ToolCall
+
+__all__ = [
+    "SpanRole",
+    "agent_name",
+    "classify",
+    "is_delegating_tool",
+    "model_turn_from",
+    "session_hint",
+    "tool_call_from",
+    "tool_name",
+]
+
+GENAI_OP: Final = "gen_ai.operation.name"
+OI_KIND: Final = "openinference.span.kind"
+TL_KIND: Final = "traceloop.span.kind"
+OWN_PREFIX: Final = "cycleguard."
+
+_MODEL_OPS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+_AGENT_OPS = frozenset({"invoke_agent", "create_agent", "invoke_workflow"})
+_SESSION_KEYS: Final = ("gen_ai.conversation.id", "session.id")
+_TL_SESSION_KEYS: Final = (
+    "traceloop.association.properties.session_id",
+    "traceloop.association.properties.conversation_id",
+    "traceloop.association.properties.thread_id",
+    "traceloop.association.properties.chat_id",
+)
+_READ_ONLY_KEYS: Final = ("cycleguard.tool.read_only", "gen_ai.tool.read_only", "tool.read_only")
+
+
+class SpanRole:
+    """What a span is to the guard. Plain string constants: cheap to compare on the hot path."""
+
+    TOOL: Final = "tool"
+    MODEL: Final = "model"
+    AGENT: Final = "agent"
+    OWN: Final = "own"
+    OTHER: Final = "other"
+
+
+def classify(name: str, attributes: Mapping[str, Any]) -> str:
+    """The role of a span, from the few attributes each convention sets."""
+    op = attributes.get(GENAI_OP)
+    if op is not None:
+        if op == "execute_tool":
+            return SpanRole.TOOL
+        if op in _MODEL_OPS:
+            return SpanRole.MODEL
+        if op in _AGENT_OPS:
+            return SpanRole.AGENT
+    kind = attributes.get(OI_KIND)
+    if kind is not None:
+        if kind == "TOOL":
+            return SpanRole.OTHER if name.startswith("handoff") else SpanRole.TOOL
+        if kind == "LLM":
+            return SpanRole.MODEL
+        if kind == "AGENT":
+            return SpanRole.AGENT
+    kind = attributes.get(TL_KIND)
+    if kind is not None:
+        if kind == "tool":
+            return SpanRole.TOOL
+        if kind in ("agent", "workflow"):
+            return SpanRole.AGENT
+    if name == "running tool":
+        return SpanRole.TOOL
+    if name == "agent run" or name.startswith("invoke_agent"):
+        return SpanRole.AGENT
+    if name.startswith(OWN_PREFIX):
+        return SpanRole.OWN
+    if "llm.request.type" in attributes:
+        return SpanRole.MODEL
+    return SpanRole.OTHER
+
+
+def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
+    """The tool's name by convention, falling back to the span name."""
+    for key in ("gen_ai.tool.name", "tool.name", "traceloop.entity.name"):
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    if name.startswith("execute_tool "):
+        return name[len("execute_tool ") :]
+    if name.endswith(".tool"):
+        return name[: -len(".tool")]
+    return name or "unknown"
+
+
+def _unwrap_traceloop_input(value: Any) -> Any:
+    """Traceloop records ``{"args": [...], "kwargs": {...}}``; the call is the kwargs (+ args)."""
+    if not isinstance(value, str) or '"kwargs"' not in value:
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(parsed, dict) and set(parsed) <= {"args", "kwargs"}:
+        args, kwargs = parsed.get("args") or [], parsed.get("kwargs") or {}
+        return {"args": args, **kwargs} if args else kwargs
+    return value
+
+
+def tool_call_from(
+    name: str,
+    attributes: Mapping[str, Any],
+    *,
+    status_error: bool = False,
+    event_names: Iterable[str] = (),
+    start_ns: int = 0,
+    end_ns: int = 0,
+    span_id: str | None = None,
+    state_attribute: str = "cycleguard.state_hash",
+) -> ToolCall:
+    """A :class:`ToolCall` from a span already classified as :data:`SpanRole.TOOL`."""
+    get = attributes.get
+    if get(GENAI_OP) == "execute_tool":
+        arguments, result = get("gen_ai.tool.call.arguments"), get("gen_ai.tool.call.result")
+    elif get(OI_KIND) == "TOOL":
+        arguments, result = get("input.value"), get("output.value")
+    elif get(TL_KIND) == "tool":
+        arguments = _unwrap_traceloop_input(get("traceloop.entity.input"))
+        result = get("traceloop.entity.output")
+    else:  # pydantic-ai legacy `running tool`
+        arguments, result = get("tool_arguments"), get("tool_response")
+    error = bool(status_error) or get("error.type") is not None
+    if not error:
+        error = any(event == "exception" for event in event_names)
+    read_only = None
+    for key in _READ_ONLY_KEYS:
+        value = get(key)
+        if isinstance(value, bool):
+            read_only = value
+            break
+    if read_only is None and get("cycleguard.tool.dimension") == "perceive":
+        read_only = True
+    fingerprint = get(state_attribute)
+    return ToolCall(
+        tool=tool_name(name, attributes),
+        arguments=arguments,
+        result=result,
+        error=error,
+        start_s=start_ns / 1e9 if start_ns else None,
+        end_s=end_ns / 1e9 if end_ns else None,
+        read_only=read_only,
+        state_fingerprint=str(fingerprint) if fingerprint is not None else None,
+        span_id=span_id,
+    )
+
+
+def _text_of_messages(raw: Any) -> str | None:
+    """Assistant text from ``gen_ai.output.messages`` (JSON list of {role, parts})."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        messages = json.loads(raw)
+    except ValueError:
+        return raw
+    texts: list[str] = []
+    for message in messages if isinstance(messages, list) else [messages]:
+        if not isinstance(message, dict):
+            continue
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict) and part.get("type") in ("text", "thinking", "reasoning"):
+                    content = part.get("content")
+                    if isinstance(content, str):
+                        texts.append(content)
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+    return "\n".join(texts) if texts else None
+
+
+def _indexed_text(attributes: Mapping[str, Any], prefix: str, suffix: str) -> str | None:
+    texts = []
+    for index in range(16):
+        value = attributes.get(f"{prefix}{index}{suffix}")
+        if value is None:
+            break
+        if isinstance(value, str):
+            texts.append(value)
+    return "\n".join(texts) if texts else None
+
+
+def _token(attributes: Mapping[str, Any], *keys: str) -> int:
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return int(value)
+    return 0
+
+
+def model_turn_from(
+    attributes: Mapping[str, Any],
+    *,
+    events: Iterable[tuple[str, Mapping[str, Any]]] = (),
+    start_ns: int = 0,
+    end_ns: int = 0,
+    span_id: str | None = None,
+    state_attribute: str = "cycleguard.state_hash",
+) -> ModelTurn:
+    """A :class:`ModelTurn` (output text, token usage) from a model span of any convention."""
+    text = _text_of_messages(attributes.get("gen_ai.output.messages"))
+    if text is None:
+        text = _indexed_text(attributes, "llm.output_messages.", ".message.content")
+    if text is None:
+        text = _indexed_text(attributes, "gen_ai.completion.", ".content")
+    if text is None:
+        for event_name, event_attrs in events:
+            if event_name == "gen_ai.choice":
+                body = (
+                    event_attrs.get("message")
+                    or event_attrs.get("body")
+                    or event_attrs.get("content")
+                )
+                text = body if isinstance(body, str) else _text_of_messages(json.dumps(body))
+                if text:
+                    break
+    if text is None and attributes.get(OI_KIND) == "LLM":
+        value = attributes.get("output.value")
+        text = value if isinstance(value, str) else None
+    fingerprint = attributes.get(state_attribute)
+    return ModelTurn(
+        text=text,
+        input_tokens=_token(
+            attributes,
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.prompt_tokens",
+            "llm.token_count.prompt",
+        ),
+        output_tokens=_token(
+            attributes,
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+        ),
+        start_s=start_ns / 1e9 if start_ns else None,
+        end_s=end_ns / 1e9 if end_ns else None,
+        state_fingerprint=str(fingerprint) if fingerprint is not None else None,
+        span_id=span_id,
+    )
+
+
+def session_hint(attributes: Mapping[str, Any]) -> str | None:
+    """The conversation/session id a span names itself, if any."""
+    for key in _SESSION_KEYS:
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for key in _TL_SESSION_KEYS:
+        value = attributes.get(key)
+        if isinstance(value, str | int) and value != "":
+            return str(value)
+    return None
+
+
+def agent_name(name: str, attributes: Mapping[str, Any]) -> str | None:
+    """The agent's name on an agent span (or any span that carries it)."""
+    value = attributes.get("gen_ai.agent.name") or attributes.get("agent.name")
+    if isinstance(value, str) and value:
+        return value
+    if attributes.get(TL_KIND) in ("agent", "workflow"):
+        value = attributes.get("traceloop.entity.name")
+        if isinstance(value, str) and value:
+            return value
+    if attributes.get(OI_KIND) == "AGENT" and name:
+        return name
+    if name.startswith("invoke_agent "):
+        return name[len("invoke_agent ") :]
+    return None
+
+
+def is_delegating_tool(
+    name: str, attributes: Mapping[str, Any], delegating: frozenset[str]
+) -> bool:
+    """True for a tool span that runs a child agent (``delegate_task`` and configured names)."""
+    return tool_name(name, attributes).lower() in delegating

@@ -1,0 +1,224 @@
+"""The guard's runtime: a bounded table of sessions fed by any span source, with observers.
+
+The span processor, the offline replay and the OTLP service all feed a :class:`CycleGuard`.
+It owns the sessions (LRU with an idle TTL, both counted), serialises access to each session
+under one short lock, and tells its observers (metrics, trace annotation, escalation) what
+happened *outside* that lock. No OpenTelemetry or I/O here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from otel_cycleguard.config import CycleGuardConfig
+from otel_cycleguard.detect import Detector, Dimension, ModelTurn, SessionDetector, Signal, ToolCall
+
+__all__ = ["CycleGuard", "Observer", "SessionEntry"]
+
+logger = logging.getLogger("otel_cycleguard")
+
+
+class SessionEntry:
+    """One live session: its detector, when it was last seen, and room for collaborators."""
+
+    __slots__ = ("agent", "detector", "extra", "first_term_step", "last_seen", "subagent")
+
+    def __init__(
+        self, detector: SessionDetector, agent: str | None, subagent: bool, now: float
+    ) -> None:
+        self.detector = detector
+        self.agent = agent
+        self.subagent = subagent
+        self.last_seen = now
+        self.first_term_step: int | None = None
+        self.extra: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return self.detector.key
+
+
+class Observer:
+    """Receives what the guard saw. Every method is optional; none may block for long."""
+
+    def session_started(self, entry: SessionEntry) -> None:
+        """A new session was created."""
+
+    def session_evicted(self, entry: SessionEntry, cause: str) -> None:
+        """A session was dropped: ``cause`` is ``lru`` (table full) or ``idle`` (TTL)."""
+
+    def tool_call(self, entry: SessionEntry, call: ToolCall) -> None:
+        """A tool call was observed (after detection)."""
+
+    def model_turn(self, entry: SessionEntry, turn: ModelTurn) -> None:
+        """A model turn was observed (after detection)."""
+
+    def signals(self, entry: SessionEntry, signals: list[Signal], span_ref: Any) -> None:
+        """Detection fired; ``span_ref`` is whatever the caller passed to identify the span."""
+
+
+class CycleGuard:
+    """Feeds records into per-session detectors and fans results out to observers."""
+
+    def __init__(
+        self,
+        config: CycleGuardConfig | None = None,
+        *,
+        observers: Iterable[Observer] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config if config is not None else CycleGuardConfig()
+        self.detector = Detector(self.config)
+        self.observers: list[Observer] = list(observers)
+        self._clock = clock
+        self._sessions: OrderedDict[str, SessionEntry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.evicted = {"lru": 0, "idle": 0}
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def observe_tool_call(
+        self,
+        session: str,
+        call: ToolCall,
+        *,
+        agent: str | None = None,
+        subagent: bool = False,
+        span_ref: Any = None,
+    ) -> list[Signal]:
+        """Detect on one tool call of ``session``; observers hear about it after the lock."""
+        with self._lock:
+            entry, started, evicted = self._entry(session, agent, subagent)
+            signals = entry.detector.observe_tool_call(call)
+            if signals and entry.first_term_step is None:
+                for signal in signals:
+                    if signal.level.value == "term":
+                        entry.first_term_step = signal.step
+                        break
+        self._notify(entry, started, evicted, signals, span_ref, call=call)
+        return signals
+
+    def observe_model_turn(
+        self,
+        session: str,
+        turn: ModelTurn,
+        *,
+        agent: str | None = None,
+        subagent: bool = False,
+        span_ref: Any = None,
+    ) -> list[Signal]:
+        """Detect on one model turn of ``session``."""
+        with self._lock:
+            entry, started, evicted = self._entry(session, agent, subagent)
+            signals = entry.detector.observe_model_turn(turn)
+        self._notify(entry, started, evicted, signals, span_ref, turn=turn)
+        return signals
+
+    def reset(self, session: str, dimension: Dimension) -> bool:
+        """Reset one dimension of one session (self-heal, a human's "continue")."""
+        with self._lock:
+            entry = self._sessions.get(session)
+            if entry is None:
+                return False
+            entry.detector.reset(dimension)
+            return True
+
+    def get(self, session: str) -> SessionEntry | None:
+        """The live entry of a session, if any (no LRU touch)."""
+        with self._lock:
+            return self._sessions.get(session)
+
+    def counters(self, session: str) -> dict[str, int]:
+        """A snapshot of a session's counters (empty when unknown)."""
+        with self._lock:
+            entry = self._sessions.get(session)
+            return entry.detector.counters() if entry is not None else {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def expire_idle(self) -> int:
+        """Drop sessions idle past the TTL; returns how many. Also done lazily on each call."""
+        with self._lock:
+            evicted = self._expire(self._clock())
+        for entry in evicted:
+            self._tell("session_evicted", entry, "idle")
+        return len(evicted)
+
+    def after_fork(self) -> None:
+        """In a forked child: a fresh lock (the parent's may have been held at fork time)."""
+        self._lock = threading.Lock()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _entry(
+        self, session: str, agent: str | None, subagent: bool
+    ) -> tuple[SessionEntry, bool, list[tuple[SessionEntry, str]]]:
+        now = self._clock()
+        entry = self._sessions.get(session)
+        if entry is not None:
+            entry.last_seen = now
+            self._sessions.move_to_end(session)
+            if agent and entry.agent is None:
+                entry.agent = agent
+            return entry, False, []
+        evicted = [(e, "idle") for e in self._expire(now)]
+        while len(self._sessions) >= self.config.max_sessions:
+            _, oldest = self._sessions.popitem(last=False)
+            evicted.append((oldest, "lru"))
+            self.evicted["lru"] += 1
+        entry = SessionEntry(
+            self.detector.session(session, agent=agent, subagent=subagent), agent, subagent, now
+        )
+        self._sessions[session] = entry
+        return entry, True, evicted
+
+    def _expire(self, now: float) -> list[SessionEntry]:
+        deadline = now - self.config.session_idle_ttl_s
+        out = []
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if oldest.last_seen >= deadline:
+                break
+            self._sessions.popitem(last=False)
+            out.append(oldest)
+        self.evicted["idle"] += len(out)
+        return out
+
+    def _notify(
+        self,
+        entry: SessionEntry,
+        started: bool,
+        evicted: list[tuple[SessionEntry, str]],
+        signals: list[Signal],
+        span_ref: Any,
+        *,
+        call: ToolCall | None = None,
+        turn: ModelTurn | None = None,
+    ) -> None:
+        if not self.observers:
+            return
+        for gone, cause in evicted:
+            self._tell("session_evicted", gone, cause)
+        if started:
+            self._tell("session_started", entry)
+        if call is not None:
+            self._tell("tool_call", entry, call)
+        if turn is not None:
+            self._tell("model_turn", entry, turn)
+        if signals:
+            self._tell("signals", entry, signals, span_ref)
+
+    def _tell(self, method: str, *args: Any) -> None:
+        for observer in self.observers:
+            try:
+                getattr(observer, method)(*args)
+            except Exception:
+                logger.exception(
+                    "otel-cycleguard observer %r failed in %s; continuing", observer, method
+                )

@@ -1,0 +1,85 @@
+"""Drop-in installation: ``otel_cycleguard.install()`` and the ``opentelemetry-instrument`` hook.
+
+The SDK has no setting that loads span processors, but the contrib loader runs every
+``opentelemetry_post_instrument`` entry point after the global provider exists; ours installs
+the processor when ``CYCLEGUARD_ENABLED`` is true, so an unchanged agent run with
+``opentelemetry-instrument python agent.py`` is guarded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+
+from otel_cycleguard.config import CycleGuardConfig, load_config
+from otel_cycleguard.guard import CycleGuard, Observer
+from otel_cycleguard.otel.annotate import SignalAnnotator
+from otel_cycleguard.otel.processor import CycleGuardSpanProcessor
+
+__all__ = ["install", "post_instrument"]
+
+logger = logging.getLogger("otel_cycleguard")
+_lock = threading.Lock()
+_TRUE = ("1", "true", "yes", "on")
+
+
+def _installed_on(provider: SdkTracerProvider) -> CycleGuardSpanProcessor | None:
+    existing = getattr(provider, "_cycleguard_processor", None)
+    return existing if isinstance(existing, CycleGuardSpanProcessor) else None
+
+
+def install(
+    config: CycleGuardConfig | None = None,
+    *,
+    tracer_provider: Any = None,
+    observers: list[Observer] | None = None,
+    annotate: bool = True,
+) -> CycleGuardSpanProcessor | None:
+    """Add a :class:`CycleGuardSpanProcessor` to the SDK tracer provider (global by default).
+
+    Idempotent: a second call returns the processor already installed. Returns ``None`` (and
+    logs why) when the provider is not opentelemetry-sdk's, since only that one accepts span
+    processors. Configuration defaults to :func:`load_config` (file + ``CYCLEGUARD_*``).
+    """
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    if not isinstance(provider, SdkTracerProvider):
+        logger.warning(
+            "otel-cycleguard not installed: the tracer provider is %s, not opentelemetry-sdk's "
+            "TracerProvider; set one up first (trace.set_tracer_provider(TracerProvider())) or "
+            "pass tracer_provider=",
+            type(provider).__name__,
+        )
+        return None
+    with _lock:
+        existing = _installed_on(provider)
+        if existing is not None:
+            logger.debug("otel-cycleguard already installed on this tracer provider")
+            return existing
+        config = config if config is not None else load_config()
+        chosen: list[Observer] = list(observers or ())
+        if annotate:
+            chosen.append(SignalAnnotator(provider))
+        processor = CycleGuardSpanProcessor(CycleGuard(config, observers=chosen))
+        provider.add_span_processor(processor)
+        provider._cycleguard_processor = processor  # type: ignore[attr-defined]
+    logger.info(
+        "otel-cycleguard installed (profile %s); loops will be marked on traces as "
+        "cycleguard.signal spans",
+        config.profile,
+    )
+    return processor
+
+
+def post_instrument(*args: Any, **kwargs: Any) -> None:
+    """Entry point for ``opentelemetry-instrument``: install when ``CYCLEGUARD_ENABLED`` is set."""
+    if os.environ.get("CYCLEGUARD_ENABLED", "").strip().lower() not in _TRUE:
+        return
+    try:
+        install()
+    except Exception:  # a bad config must not stop the agent from starting
+        logger.exception("otel-cycleguard could not be installed; the agent runs unguarded")

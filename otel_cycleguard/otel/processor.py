@@ -1,0 +1,259 @@
+"""``CycleGuardSpanProcessor``: reads tool and model spans of any instrumentation, feeds the guard.
+
+Hot-path budget: a span that is neither a tool call nor a model turn costs one dict pop and a
+few attribute look-ups in ``on_end``. Tool attributes are read in ``on_end`` because several
+instrumentations set them only at the end. ``on_start`` only records which session and agent a
+span belongs to, so that descendants (and spans of a delegated child agent) can inherit it.
+Every hook is guarded: a bug here is logged, never raised into the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import baggage
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import format_trace_id
+
+from otel_cycleguard import conventions
+from otel_cycleguard._errors import guarded
+from otel_cycleguard.config import CycleGuardConfig
+from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.guard import CycleGuard, Observer
+
+__all__ = ["CycleGuardSpanProcessor", "SpanRef"]
+
+logger = logging.getLogger("otel_cycleguard")
+
+_BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
+
+
+class _OpenSpan:
+    """What a still-open span passes on to its descendants."""
+
+    __slots__ = ("agent", "delegating", "in_agent", "session", "subagent")
+
+    def __init__(
+        self,
+        session: str | None,
+        agent: str | None,
+        in_agent: bool,
+        subagent: bool,
+        delegating: bool,
+    ) -> None:
+        self.session = session
+        self.agent = agent
+        self.in_agent = in_agent
+        self.subagent = subagent
+        self.delegating = delegating
+
+
+class SpanRef:
+    """Identifies the span a signal fired on, for annotation: ids and end time."""
+
+    __slots__ = ("end_ns", "span_context", "span_id_hex", "trace_id_hex")
+
+    def __init__(self, span_context: Any, end_ns: int) -> None:
+        self.span_context = span_context
+        self.end_ns = end_ns
+        self.span_id_hex = f"{span_context.span_id:016x}"
+        self.trace_id_hex = format_trace_id(span_context.trace_id)
+
+
+def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
+    """The span's attributes as a plain mapping; the SDK's inner dict when it is there.
+
+    ``ReadableSpan.attributes`` wraps a ``BoundedAttributes`` in a ``MappingProxyType``; each
+    ``get`` then costs two Python-level calls and a KeyError. On the hot path we read the
+    inner dict directly and fall back to the public property on any other SDK shape.
+    """
+    inner = getattr(getattr(span, "_attributes", None), "_dict", None)
+    if isinstance(inner, dict):
+        return inner
+    return span.attributes or {}
+
+
+class CycleGuardSpanProcessor(SpanProcessor):
+    """An OpenTelemetry ``SpanProcessor`` that guards agents against loops.
+
+    Add it to the SDK ``TracerProvider`` the agent's instrumentation uses (or call
+    :func:`otel_cycleguard.install`). ``guard`` may be shared with other span sources.
+    Open-span bookkeeping is bounded by ``max_open_spans``.
+    """
+
+    def __init__(
+        self,
+        guard: CycleGuard | None = None,
+        *,
+        config: CycleGuardConfig | None = None,
+        observers: list[Observer] | None = None,
+        max_open_spans: int = 100_000,
+    ) -> None:
+        if guard is not None and config is not None:
+            raise ValueError("pass either guard= or config=, not both")
+        if max_open_spans < 1:
+            raise ValueError(f"max_open_spans must be >= 1, got {max_open_spans}")
+        self.guard = guard if guard is not None else CycleGuard(config, observers=observers or ())
+        if guard is not None and observers:
+            self.guard.observers.extend(observers)
+        self.config = self.guard.config
+        self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
+        self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
+        self._open: dict[int, _OpenSpan] = {}
+        self._max_open = max_open_spans
+        self._open_lock = threading.Lock()
+        self.dropped_open_spans = 0
+        self._shutdown = False
+        _register_fork_handler(self)
+
+    # -- SpanProcessor ---------------------------------------------------------------------
+
+    @guarded()
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if not self.config.enabled or self._shutdown:
+            return
+        name = span.name
+        attrs = _attributes(span)
+        role = conventions.classify(name, attrs)
+        if role == SpanRole.OWN:
+            return
+        parent = span.parent
+        parent_info = self._open.get(parent.span_id) if parent is not None else None
+        hint = conventions.session_hint(attrs)
+        if (
+            role != SpanRole.AGENT
+            and parent_info is None
+            and hint is None
+            and (role != SpanRole.TOOL or not self._is_delegating(name, attrs))
+        ):
+            return  # nothing to pass on: leave no state behind
+        span_id = span.context.span_id
+        if role == SpanRole.AGENT:
+            agent = conventions.agent_name(name, attrs)
+            subagent = parent_info is not None and (parent_info.delegating or parent_info.in_agent)
+            if hint is not None:
+                session = hint
+            elif subagent and parent_info is not None and parent_info.session is not None:
+                session = f"{parent_info.session}/sub:{span_id:016x}"
+            elif parent_info is not None and parent_info.session is not None and not subagent:
+                session = parent_info.session
+            else:
+                session = self._baggage_session(parent_context) or format_trace_id(
+                    span.context.trace_id
+                )
+            info = _OpenSpan(session, agent, True, subagent, False)
+        else:
+            inherited = parent_info or _OpenSpan(None, None, False, False, False)
+            info = _OpenSpan(
+                hint or inherited.session,
+                inherited.agent,
+                inherited.in_agent,
+                inherited.subagent,
+                role == SpanRole.TOOL and self._is_delegating(name, attrs),
+            )
+        with self._open_lock:
+            if len(self._open) >= self._max_open:
+                self.dropped_open_spans += 1
+                return
+            self._open[span_id] = info
+
+    @guarded()
+    def on_end(self, span: ReadableSpan) -> None:
+        context = span.context
+        info = self._open.pop(context.span_id, None) if self._open else None
+        if not self.config.enabled or self._shutdown:
+            return
+        name = span.name
+        attrs = _attributes(span)
+        role = conventions.classify(name, attrs)
+        if role != SpanRole.TOOL and role != SpanRole.MODEL:
+            return
+        session = (info.session if info is not None else None) or conventions.session_hint(attrs)
+        if session is None:
+            session = format_trace_id(context.trace_id)
+        agent = info.agent if info is not None else conventions.agent_name("", attrs)
+        subagent = info.subagent if info is not None else False
+        end_ns = span.end_time or 0
+        ref = SpanRef(context, end_ns)
+        if role == SpanRole.TOOL:
+            status = span.status
+            call = conventions.tool_call_from(
+                name,
+                attrs,
+                status_error=status is not None and status.status_code.value == 2,
+                event_names=(event.name for event in span.events),
+                start_ns=span.start_time or 0,
+                end_ns=end_ns,
+                span_id=ref.span_id_hex,
+                state_attribute=self._state_attribute,
+            )
+            self.guard.observe_tool_call(
+                session, call, agent=agent, subagent=subagent, span_ref=ref
+            )
+        else:
+            turn = conventions.model_turn_from(
+                attrs,
+                events=((event.name, event.attributes or {}) for event in span.events),
+                start_ns=span.start_time or 0,
+                end_ns=end_ns,
+                span_id=ref.span_id_hex,
+                state_attribute=self._state_attribute,
+            )
+            self.guard.observe_model_turn(
+                session, turn, agent=agent, subagent=subagent, span_ref=ref
+            )
+
+    def shutdown(self) -> None:
+        self._shutdown = True
+        self._open.clear()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _is_delegating(self, name: str, attrs: Mapping[str, Any]) -> bool:
+        return conventions.is_delegating_tool(name, attrs, self._delegating)
+
+    @staticmethod
+    def _baggage_session(parent_context: Context | None) -> str | None:
+        if parent_context is None:
+            return None
+        values = baggage.get_all(parent_context)
+        for key in _BAGGAGE_SESSION_KEYS:
+            value = values.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+    def open_spans(self) -> int:
+        """How many open spans are tracked (bounded by ``max_open_spans``)."""
+        return len(self._open)
+
+    def _after_fork(self) -> None:
+        self._open_lock = threading.Lock()
+        self._open = {}
+        self.guard.after_fork()
+
+
+_processors: weakref.WeakSet[CycleGuardSpanProcessor] = weakref.WeakSet()
+_fork_hook_registered = False
+
+
+def _after_fork_in_child() -> None:
+    for processor in list(_processors):
+        processor._after_fork()
+
+
+def _register_fork_handler(processor: CycleGuardSpanProcessor) -> None:
+    global _fork_hook_registered
+    if not _fork_hook_registered and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook_registered = True
+    _processors.add(processor)
