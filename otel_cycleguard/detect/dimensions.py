@@ -44,7 +44,7 @@ class Gate:
     def __init__(self) -> None:
         self.fired = _NONE
 
-    def check(self, count: int, warn: int, term: int) -> Level | None:
+    def check(self, count: float, warn: float, term: float) -> Level | None:
         if count < warn:
             self.fired = _NONE
             return None
@@ -140,6 +140,7 @@ class ToolPattern:
     """
 
     __slots__ = (
+        "count",
         "full_run",
         "gate",
         "keys",
@@ -163,9 +164,14 @@ class ToolPattern:
         self.lap_changed = [False] * size
         self.seen = 0
         self.period = 0
+        self.count = 0
         self.gate = Gate()
 
     def observe(self, key: int, name: int) -> int:
+        self.count = self._laps(key, name)
+        return self.count
+
+    def _laps(self, key: int, name: int) -> int:
         size = self.max_period
         seen = self.seen
         keys, names = self.keys, self.names
@@ -211,11 +217,16 @@ class ToolPattern:
         return 0
 
     def reset(self) -> None:
+        # Forget the history too (``seen = 0``): otherwise the last pre-reset lap would count as
+        # the first lap after it and the dimension would reach TERM again one lap early.
         for p in range(len(self.full_run)):
             self.full_run[p] = 0
             self.name_run[p] = 0
             self.name_laps[p] = 1
             self.lap_changed[p] = False
+        self.seen = 0
+        self.period = 0
+        self.count = 0
         self.gate.reset()
 
 
@@ -378,38 +389,54 @@ def jaccard(a: tuple[int, ...], b: tuple[int, ...], k: int) -> float:
 
 
 class StateRevisit:
-    """Visits of a state fingerprint within the last ``window`` states, or A-B-A-B over them."""
+    """Visits of a state fingerprint within the last ``window`` states, or A-B-A-B over them.
 
-    __slots__ = ("abab_run", "gate", "ring", "seen")
+    The count is the most visits any one fingerprint has among the last ``window`` states
+    (the current one included), so a revisit loop S x S y S does not fall below the threshold
+    (and re-arm it) merely because a fresh state was observed in between.
+    """
+
+    __slots__ = ("abab_run", "count", "gate", "ring", "seen", "visits")
 
     def __init__(self) -> None:
         self.ring: array | None = None
+        self.visits: dict[int, int] | None = None  # fingerprint -> visits in the ring (<= window)
         self.seen = 0
         self.abab_run = 0
+        self.count = 0
         self.gate = Gate()
 
     def observe(self, fingerprint: int, config: StateHashConfig) -> int:
         window = config.window
-        if self.ring is None:
+        if self.ring is None or self.visits is None:
             self.ring = array("Q", bytes(8 * window))
-        ring, seen = self.ring, self.seen
-        filled = min(seen, window)
-        visits = 1 + sum(1 for i in range(filled) if ring[i] == fingerprint)
+            self.visits = {}
+        ring, seen, visits = self.ring, self.seen, self.visits
         if seen >= 2:
             two_back = ring[(seen - 2) % window]
             one_back = ring[(seen - 1) % window]
             self.abab_run = self.abab_run + 1 if two_back == fingerprint != one_back else 0
-        ring[seen % window] = fingerprint
+        slot = seen % window
+        if seen >= window:  # evict the state leaving the window
+            old = ring[slot]
+            left = visits[old] - 1
+            if left:
+                visits[old] = left
+            else:
+                del visits[old]
+        ring[slot] = fingerprint
+        visits[fingerprint] = visits.get(fingerprint, 0) + 1
         self.seen = seen + 1
         laps = (self.abab_run + 2) // 2 if self.abab_run >= 2 else 0
-        return max(visits, laps)
+        self.count = max(max(visits.values()), laps)
+        return self.count
 
     def reset(self) -> None:
-        if self.ring is not None:
-            for i in range(len(self.ring)):
-                self.ring[i] = 0
+        self.ring = None
+        self.visits = None
         self.seen = 0
         self.abab_run = 0
+        self.count = 0
         self.gate.reset()
 
 
@@ -477,13 +504,13 @@ class Budget:
         for metric, gate, (value, limit) in zip(self.METRICS, self.gates, values, strict=True):
             if value is None or limit is None:
                 continue
-            term = max(1, math.ceil(limit))
-            warn = max(1, min(term, math.ceil(limit * config.warn_fraction)))
-            level = gate.check(math.floor(value), warn, term)
+            # Compare the real values: flooring a duration made fractional limits (0.5 s) or a
+            # 1.7 s idle gap against a 1.5 s limit never fire.
+            level = gate.check(value, limit * config.warn_fraction, limit)
             if level is not None and (
                 best is None or (level is Level.TERM and best[0] is Level.WARN)
             ):
-                best = (level, metric, math.floor(value), term)
+                best = (level, metric, math.ceil(value), math.ceil(limit))
         return best
 
     def reset(self) -> None:

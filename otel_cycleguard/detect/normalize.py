@@ -165,8 +165,10 @@ class Normalizer:
                     structured = None
             if isinstance(structured, Mapping):
                 result = {name: structured.get(name) for name in fields}
-        if isinstance(result, str):
+        if isinstance(result, str) and not result.lstrip().startswith(_JSON_OPENERS):
             return result
+        # Structured results, and strings holding JSON, are canonicalised like arguments
+        # (SPEC: "Results likewise"), so key order and whitespace do not make a new answer.
         return canonical_json(result).decode("utf-8", "replace")
 
     def result_hash(self, tool: str, result: Any) -> int:

@@ -342,12 +342,11 @@ class SessionDetector:
             "model_turns": self.model_turns,
             Dimension.IDENTICAL_CALL.value: self._identical.count,
             Dimension.CATEGORY_STREAK.value: self._category.count,
-            Dimension.TOOL_PATTERN.value: self._pattern.period
-            and self._pattern.full_run[self._pattern.period],
+            Dimension.TOOL_PATTERN.value: self._pattern.count,
             Dimension.POLL_NO_PROGRESS.value: poll,
             Dimension.ERROR_STREAK.value: max(self._error.global_count, per_tool),
             Dimension.TEXT_LOOP.value: self._text.count,
-            Dimension.STATE_HASH.value: self._state.seen,
+            Dimension.STATE_HASH.value: self._state.count,
             "tokens": self._budget.tokens,
         }
 
