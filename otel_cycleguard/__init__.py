@@ -10,7 +10,10 @@ from otel_cycleguard.detect import (
     Signal,
     ToolCall,
 )
+from otel_cycleguard.escalate.directives import CycleTerminated, Directive
+from otel_cycleguard.escalate.progress import resume
 from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
+from otel_cycleguard.integrations.generic import check, checkpoint, guard_tool
 from otel_cycleguard.otel.autoconfig import install
 from otel_cycleguard.otel.processor import CycleGuardSpanProcessor
 
@@ -21,8 +24,10 @@ __all__ = [
     "CycleGuard",
     "CycleGuardConfig",
     "CycleGuardSpanProcessor",
+    "CycleTerminated",
     "Detector",
     "Dimension",
+    "Directive",
     "Level",
     "ModelTurn",
     "Observer",
@@ -31,6 +36,10 @@ __all__ = [
     "Signal",
     "ToolCall",
     "__version__",
+    "check",
+    "checkpoint",
+    "guard_tool",
     "install",
     "load_config",
+    "resume",
 ]

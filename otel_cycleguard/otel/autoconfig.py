@@ -17,7 +17,13 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 from otel_cycleguard.config import CycleGuardConfig, load_config
+from otel_cycleguard.escalate.engine import EscalationEngine
+from otel_cycleguard.escalate.hitl import Escalator, WebhookEscalator
+from otel_cycleguard.escalate.progress import ProgressStore
 from otel_cycleguard.guard import CycleGuard, Observer
+from otel_cycleguard.integrations.generic import set_default_engine
+from otel_cycleguard.metrics import CycleGuardMetrics
+from otel_cycleguard.metrics_observer import MetricsObserver
 from otel_cycleguard.otel.annotate import SignalAnnotator
 from otel_cycleguard.otel.processor import CycleGuardSpanProcessor
 
@@ -39,8 +45,18 @@ def install(
     tracer_provider: Any = None,
     observers: list[Observer] | None = None,
     annotate: bool = True,
+    escalator: Escalator | None = None,
+    progress_store: ProgressStore | None = None,
+    metrics: CycleGuardMetrics | None = None,
+    metrics_port: int | None = None,
 ) -> CycleGuardSpanProcessor | None:
     """Add a :class:`CycleGuardSpanProcessor` to the SDK tracer provider (global by default).
+
+    Wires the whole guard: trace annotation, Prometheus metrics (``metrics=`` your own
+    :class:`CycleGuardMetrics`, or ``metrics_port=`` to serve the default registry), and the
+    escalation protocol (``escalator=``: webhook, callable or console; by default a webhook
+    when ``escalation.webhook_url`` is configured). The engine is reachable as
+    ``processor.escalation`` and is the default for :func:`otel_cycleguard.check`.
 
     Idempotent: a second call returns the processor already installed. Returns ``None`` (and
     logs why) when the provider is not opentelemetry-sdk's, since only that one accepts span
@@ -61,12 +77,29 @@ def install(
             logger.debug("otel-cycleguard already installed on this tracer provider")
             return existing
         config = config if config is not None else load_config()
-        chosen: list[Observer] = list(observers or ())
+        guard = CycleGuard(config, observers=list(observers or ()))
         if annotate:
-            chosen.append(SignalAnnotator(provider))
-        processor = CycleGuardSpanProcessor(CycleGuard(config, observers=chosen))
+            guard.observers.append(SignalAnnotator(provider))
+        if metrics is None and metrics_port is not None:
+            metrics = CycleGuardMetrics()
+        if metrics is not None:
+            guard.observers.append(MetricsObserver(metrics, guard))
+            if metrics_port is not None:
+                metrics.start_http_server(metrics_port)
+        if escalator is None and config.escalation.webhook_url:
+            escalator = WebhookEscalator(
+                config.escalation.webhook_url,
+                secret=config.escalation.webhook_secret,
+                include_raw=config.escalation.include_raw,
+            )
+        engine = EscalationEngine(guard, escalator=escalator, store=progress_store, metrics=metrics)
+        guard.observers.append(engine)
+        processor = CycleGuardSpanProcessor(guard)
+        processor.escalation = engine
+        processor.metrics = metrics
         provider.add_span_processor(processor)
         provider._cycleguard_processor = processor  # type: ignore[attr-defined]
+        set_default_engine(engine, processor)
     logger.info(
         "otel-cycleguard installed (profile %s); loops will be marked on traces as "
         "cycleguard.signal spans",

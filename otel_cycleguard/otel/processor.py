@@ -110,6 +110,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
         self._shutdown = False
+        self.escalation: Any = None  # the EscalationEngine, when installed with install()
+        self.metrics: Any = None
         _register_fork_handler(self)
 
     # -- SpanProcessor ---------------------------------------------------------------------
@@ -231,6 +233,11 @@ class CycleGuardSpanProcessor(SpanProcessor):
             if isinstance(value, str) and value:
                 return value
         return None
+
+    def session_of(self, span_id: int) -> str | None:
+        """The session an open span belongs to (for enforcement points inside the agent)."""
+        info = self._open.get(span_id)
+        return info.session if info is not None else None
 
     def open_spans(self) -> int:
         """How many open spans are tracked (bounded by ``max_open_spans``)."""

@@ -1,0 +1,322 @@
+"""The live two-phase escalation protocol (SPEC §3), as an observer of the guard.
+
+WARN annotates (and optionally queues a soft hint). The first TERM in a dimension queues a
+corrective system message and resets that dimension (self-heal). The next TERM pauses the run
+and asks a human on a worker thread — never on the span-processing thread — with the evidence.
+``continue`` resets the dimension, ``modify`` injects the human's instruction as a user message,
+``terminate``, silence past the deadline, or an escalator failure terminates the run with its
+progress saved (fail-closed). Each step is one structured log line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from opentelemetry import context as otel_context
+
+from otel_cycleguard.config import EscalationConfig
+from otel_cycleguard.detect import Level, Signal
+from otel_cycleguard.escalate.directives import CycleTerminated, Directive, Mailboxes
+from otel_cycleguard.escalate.hitl import Decision, EscalationRequest, Escalator, HumanDecision
+from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.progress import (
+    DirectoryProgressStore,
+    ProgressStore,
+    TerminationReason,
+    TerminationRecord,
+)
+from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
+
+__all__ = ["EscalationEngine", "corrective_message"]
+
+logger = logging.getLogger("otel_cycleguard.escalation")
+
+_STRATEGY_TEXT = {
+    "change_arguments_or_tool": "Try different arguments or a different tool",
+    "force_execution_or_clarify": "Stop deliberating: act on what you know, or ask the user a "
+    "clarifying question",
+    "reset_context_or_rollback": "Step back to the last state that worked and take another route",
+}
+_SUPPRESS_KEY = getattr(otel_context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
+
+
+def corrective_message(signal: Signal) -> str:
+    """The system message a self-heal injects: what repeated, and a way out."""
+    strategy = _STRATEGY_TEXT.get(signal.break_strategy.value, "Try a different approach")
+    return (
+        f"[cycleguard] You appear to be stuck in a loop: {signal.explanation}. Repeating it will "
+        f"not produce new information. {strategy}, or say clearly that you cannot complete the "
+        "task and why."
+    )
+
+
+def _hint_message(signal: Signal) -> str:
+    return (
+        f"[cycleguard] Note: {signal.explanation}. Consider whether this is still making progress."
+    )
+
+
+class EscalationEngine(Observer):
+    """Runs the protocol for every session a :class:`CycleGuard` sees.
+
+    Attach it with ``guard.observers.append(engine)`` (``install`` does this). ``escalator``
+    is the HITL channel (webhook, callable, console); without one the second TERM terminates
+    at once, since nobody can answer. ``checkpoint(session, payload)`` registers what the
+    agent wants saved if it is stopped.
+    """
+
+    def __init__(
+        self,
+        guard: CycleGuard,
+        *,
+        escalator: Escalator | None = None,
+        store: ProgressStore | None = None,
+        config: EscalationConfig | None = None,
+        metrics: Any = None,
+        mailboxes: Mailboxes | None = None,
+        max_workers: int = 4,
+    ) -> None:
+        self.guard = guard
+        self.config = config if config is not None else guard.config.escalation
+        self.escalator = escalator
+        self.store: ProgressStore = (
+            store if store is not None else DirectoryProgressStore(self.config.progress_dir)
+        )
+        self.metrics = metrics
+        self.mailboxes = (
+            mailboxes if mailboxes is not None else Mailboxes(guard.config.max_sessions)
+        )
+        self._executor = ThreadPoolExecutor(
+            max_workers=max_workers, thread_name_prefix="cycleguard-hitl"
+        )
+        self._lock = threading.Lock()
+        self._ladders: OrderedDict[str, EscalationLadder] = OrderedDict()
+        self._checkpoints: OrderedDict[str, Any] = OrderedDict()
+        self._pending: dict[str, str] = {}  # session -> request id
+        self._observe_only_logged = False
+        self.terminations: list[tuple[str, str | None]] = []  # (session, progress ref), bounded
+
+    # -- Observer ---------------------------------------------------------------------------
+
+    def signals(self, entry: SessionEntry, signals: list[Signal], span_ref: Any) -> None:
+        for signal in signals:
+            if signal.level is Level.WARN:
+                self._log("warn", signal)
+                if self.config.soft_hint_on_warn:
+                    self.mailboxes.post(
+                        signal.session,
+                        Directive("system", _hint_message(signal), signal.dimension.value),
+                    )
+                continue
+            with self._lock:
+                ladder = self._ladder(signal.session)
+                stage = ladder.step_for(signal)
+                already_asking = signal.session in self._pending
+            if stage is Stage.SELF_HEAL:
+                self._self_heal(entry, signal)
+            elif stage is Stage.HITL and not already_asking:
+                self._ask_human(entry, signal)
+        self._report_breaks(entry, signals[-1].step)
+
+    def session_evicted(self, entry: SessionEntry, cause: str) -> None:
+        with self._lock:
+            ladder = self._ladders.pop(entry.key, None)
+        if ladder is not None:
+            for dimension in ladder.breaks_succeeded(None, session_over=True):
+                self._metric("break_succeeded", entry.agent, dimension.value)
+
+    # -- public API -------------------------------------------------------------------------
+
+    def checkpoint(self, session: str, payload: Any) -> None:
+        """Register the payload saved with the progress if this session is terminated."""
+        with self._lock:
+            self._checkpoints[session] = payload
+            self._checkpoints.move_to_end(session)
+            while len(self._checkpoints) > self.guard.config.max_sessions:
+                self._checkpoints.popitem(last=False)
+
+    def end_session(self, session: str) -> None:
+        """The run finished: self-heals that held until now count as successful breaks."""
+        entry = self.guard.get(session)
+        with self._lock:
+            ladder = self._ladders.pop(session, None)
+        if ladder is not None:
+            agent = entry.agent if entry is not None else None
+            for dimension in ladder.breaks_succeeded(None, session_over=True):
+                self._metric("break_succeeded", agent, dimension.value)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop the worker threads (pending questions run to their deadline when ``wait``)."""
+        self._executor.shutdown(wait=wait, cancel_futures=not wait)
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _self_heal(self, entry: SessionEntry, signal: Signal) -> None:
+        self.mailboxes.post(
+            signal.session, Directive("system", corrective_message(signal), signal.dimension.value)
+        )
+        self.guard.reset(signal.session, signal.dimension)
+        self._metric("self_heal", entry.agent, signal.dimension.value)
+        self._log("self_heal", signal)
+        if not self.mailboxes.enforcement_seen and not self._observe_only_logged:
+            self._observe_only_logged = True
+            logger.warning(
+                "otel-cycleguard is observe-only: no enforcement point (check(), the tool "
+                "decorator or a framework adapter) has run, so corrective messages and "
+                "terminations cannot reach the agent; detection, traces, metrics and the "
+                "webhook still work"
+            )
+
+    def _ask_human(self, entry: SessionEntry, signal: Signal) -> None:
+        request = EscalationRequest.from_signal(signal, timeout_s=self.config.hitl_timeout_s)
+        with self._lock:
+            self._pending[signal.session] = request.id
+        self.mailboxes.pause(signal.session, request.id, request.deadline)
+        self._metric("human_escalation", entry.agent, signal.dimension.value)
+        self._log("hitl", signal, request=request.id)
+        self._executor.submit(self._ask_and_apply, entry, signal, request)
+
+    def _ask_and_apply(
+        self, entry: SessionEntry, signal: Signal, request: EscalationRequest
+    ) -> None:
+        token = (
+            otel_context.attach(otel_context.set_value(_SUPPRESS_KEY, True))
+            if _SUPPRESS_KEY
+            else None
+        )
+        try:
+            decision = self._ask(request)
+            self._apply(entry, signal, decision)
+        except Exception:
+            logger.exception("otel-cycleguard escalation failed; terminating (fail-closed)")
+            self._terminate(entry, signal, HumanDecision(Decision.ERROR, detail="internal error"))
+        finally:
+            with self._lock:
+                self._pending.pop(signal.session, None)
+            if token is not None:
+                otel_context.detach(token)
+
+    def _ask(self, request: EscalationRequest) -> HumanDecision:
+        if self.escalator is None:
+            return HumanDecision(
+                Decision.TIMEOUT, detail="no escalator configured: nobody can answer"
+            )
+        remaining = max(0.0, request.deadline - time.time())
+        decision = self.escalator.ask(request, remaining)
+        if not isinstance(decision, HumanDecision):
+            return HumanDecision(
+                Decision.ERROR, detail=f"escalator returned {type(decision).__name__}"
+            )
+        return decision
+
+    def _apply(self, entry: SessionEntry, signal: Signal, decision: HumanDecision) -> None:
+        self._metric("hitl_decision", entry.agent, decision.decision.value)
+        self._log("decision", signal, decision=decision.decision.value, detail=decision.detail)
+        if decision.terminates:
+            self._terminate(entry, signal, decision)
+            return
+        if decision.decision is Decision.MODIFY and decision.message:
+            self.mailboxes.post(
+                signal.session, Directive("user", decision.message, signal.dimension.value)
+            )
+        self.guard.reset(signal.session, signal.dimension)
+        with self._lock:
+            self._ladder(signal.session).human_continued(signal.dimension)
+        self.mailboxes.resume(signal.session)
+
+    def _terminate(self, entry: SessionEntry, signal: Signal, decision: HumanDecision) -> None:
+        with self._lock:
+            self._ladder(signal.session).terminate()
+            checkpoint = self._checkpoints.get(signal.session)
+        reason = TerminationReason.for_dimension(signal.dimension)
+        record = TerminationRecord.from_signal(
+            signal,
+            counters=self.guard.counters(signal.session),
+            checkpoint=checkpoint,
+            hitl_decision=decision.decision.value,
+            reason=reason,
+        )
+        ref = self._save(record)
+        self.mailboxes.terminate(
+            signal.session, CycleTerminated(signal.session, reason.value, reason.user_message, ref)
+        )
+        self.terminations.append((signal.session, ref))
+        del self.terminations[:-1000]
+        self._metric("termination", entry.agent, reason.value)
+        self._log(
+            "terminate", signal, reason=reason.value, progress=ref, decision=decision.decision.value
+        )
+        notify = getattr(self.escalator, "notify_termination", None)
+        if callable(notify):
+            try:
+                notify(record, ref=ref)
+            except Exception:
+                logger.warning("otel-cycleguard: termination notification failed", exc_info=True)
+
+    def _save(self, record: TerminationRecord) -> str | None:
+        try:
+            return self.store.save(record)
+        except (TypeError, ValueError):
+            logger.warning(
+                "otel-cycleguard: checkpoint not JSON-serialisable; saving progress without it"
+            )
+            try:
+                return self.store.save(
+                    TerminationRecord.from_dict({**record.to_dict(), "checkpoint": None})
+                )
+            except Exception:
+                logger.exception("otel-cycleguard: could not save progress")
+        except Exception:
+            logger.exception("otel-cycleguard: could not save progress")
+        return None
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _ladder(self, session: str) -> EscalationLadder:
+        ladder = self._ladders.get(session)
+        if ladder is None:
+            ladder = self._ladders[session] = EscalationLadder(
+                break_window=self.config.break_window
+            )
+            while len(self._ladders) > self.guard.config.max_sessions:
+                self._ladders.popitem(last=False)
+        else:
+            self._ladders.move_to_end(session)
+        return ladder
+
+    def _report_breaks(self, entry: SessionEntry, step: int | None) -> None:
+        if self.config.break_window is None:
+            return
+        with self._lock:
+            ladder = self._ladders.get(entry.key)
+            done = ladder.breaks_succeeded(step) if ladder is not None else []
+        for dimension in done:
+            self._metric("break_succeeded", entry.agent, dimension.value)
+
+    def _metric(self, method: str, *args: Any, **kwargs: Any) -> None:
+        if self.metrics is not None:
+            getattr(self.metrics, method)(*args, **kwargs)
+
+    @staticmethod
+    def _log(step: str, signal: Signal, **fields: Any) -> None:
+        extra = " ".join(f"{k}={v}" for k, v in fields.items())
+        logger.info(
+            "cycleguard step=%s session=%s agent=%s dimension=%s level=%s streak=%d threshold=%d "
+            "tool=%s index=%s %s",
+            step,
+            signal.session,
+            signal.agent,
+            signal.dimension.value,
+            signal.level.value,
+            signal.streak,
+            signal.threshold,
+            signal.tool,
+            signal.step if signal.step is not None else f"turn:{signal.model_turn_index}",
+            extra,
+            extra={"cycleguard": {"step": step, "dimension": signal.dimension.value, **fields}},
+        )

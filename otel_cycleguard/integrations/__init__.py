@@ -1,0 +1,19 @@
+"""Enforcement points: the generic API here, framework adapters in submodules (extras)."""
+
+from otel_cycleguard.integrations.generic import (
+    CycleTerminated,
+    check,
+    checkpoint,
+    current_session,
+    guard_tool,
+    set_default_engine,
+)
+
+__all__ = [
+    "CycleTerminated",
+    "check",
+    "checkpoint",
+    "current_session",
+    "guard_tool",
+    "set_default_engine",
+]
