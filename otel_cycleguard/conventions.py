@@ -228,7 +228,11 @@ def model_turn_from(
                     or event_attrs.get("body")
                     or event_attrs.get("content")
                 )
-                text = body if isinstance(body, str) else _text_of_messages(json.dumps(body))
+                if isinstance(body, str):
+                    # A message serialised as JSON ({"role", "content"}) is read for its text.
+                    text = (_text_of_messages(body) if body[:1] in "{[" else None) or body
+                elif isinstance(body, list | tuple):
+                    text = "\n".join(b for b in body if isinstance(b, str)) or None
                 if text:
                     break
     if text is None and attributes.get(OI_KIND) == "LLM":
