@@ -114,6 +114,29 @@ def _unwrap_traceloop_input(value: Any) -> Any:
     return value
 
 
+def _unwrap_langchain_tool_message(value: Any) -> tuple[Any, bool]:
+    """The result in a serialised LangChain ``ToolMessage``, and whether it reports an error.
+
+    OpenInference's LangChain instrumentation records a tool's ``output.value`` as the whole
+    message, ``{"type": "tool", "data": {"content": ..., "tool_call_id": "call_1", ...}}``. Its
+    per-call ``tool_call_id`` made every result unique, so ``identical_call`` never fired on
+    LangGraph agents; the result is the message's ``content``, and ``"status": "error"`` (a
+    tool error the agent handled) marks the call failed. Other values are returned unchanged.
+    """
+    if not isinstance(value, str) or not value.startswith('{"type": "tool"'):
+        return value, False
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value, False
+    if not isinstance(parsed, dict) or parsed.get("type") != "tool":
+        return value, False
+    data = parsed.get("data")
+    if not isinstance(data, dict) or "content" not in data:
+        return value, False
+    return data["content"], data.get("status") == "error"
+
+
 def tool_call_from(
     name: str,
     attributes: Mapping[str, Any],
@@ -130,7 +153,9 @@ def tool_call_from(
     if get(GENAI_OP) == "execute_tool":
         arguments, result = get("gen_ai.tool.call.arguments"), get("gen_ai.tool.call.result")
     elif get(OI_KIND) == "TOOL":
-        arguments, result = get("input.value"), get("output.value")
+        arguments = get("input.value")
+        result, message_error = _unwrap_langchain_tool_message(get("output.value"))
+        status_error = status_error or message_error
     elif get(TL_KIND) == "tool":
         arguments = _unwrap_traceloop_input(get("traceloop.entity.input"))
         result = get("traceloop.entity.output")
