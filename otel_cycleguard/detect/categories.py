@@ -277,6 +277,15 @@ def _is_readonly_command(arguments: Any) -> bool:
                 sub = next((w for w in words[1:] if not w.startswith("-")), "")
                 if sub not in _GIT_READONLY:
                     return False
+                if sub == "branch" and not _lists_branches(words[words.index("branch") + 1 :]):
+                    return False
+            elif command == "env":
+                # `env` runs its first non-assignment argument: `env X=1 rm -rf build` writes.
+                if any(not w.startswith("-") and "=" not in w for w in words[1:]):
+                    return False
+            elif command == "sort":
+                if any(w == "-o" or w.startswith(("-o", "--output")) for w in words[1:]):
+                    return False
             elif command == "sed":
                 if any(
                     w == "-i" or w.startswith("-i") or w.startswith("--in-place") for w in words[1:]
@@ -290,6 +299,18 @@ def _is_readonly_command(arguments: Any) -> bool:
         return True
     except ValueError:  # unbalanced quotes: not something we can vouch for
         return False
+
+
+_BRANCH_LIST_FLAGS = frozenset(
+    {"-a", "-r", "-v", "-vv", "-l", "--list", "--all", "--remotes", "--show-current"}
+)
+
+
+def _lists_branches(args: list[str]) -> bool:
+    """`git branch` only lists with no branch name and no -d/-D/-m/-c (which write)."""
+    return all(
+        a in _BRANCH_LIST_FLAGS or a.startswith(("--format", "--sort", "--color")) for a in args
+    )
 
 
 def _process_polls(arguments: Any) -> bool:
