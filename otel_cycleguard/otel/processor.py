@@ -37,7 +37,7 @@ _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.ses
 class _OpenSpan:
     """What a still-open span passes on to its descendants."""
 
-    __slots__ = ("agent", "delegating", "in_agent", "session", "subagent")
+    __slots__ = ("agent", "delegating", "in_agent", "outer", "session", "subagent")
 
     def __init__(
         self,
@@ -46,12 +46,15 @@ class _OpenSpan:
         in_agent: bool,
         subagent: bool,
         delegating: bool,
+        outer: str | None = None,
     ) -> None:
         self.session = session
         self.agent = agent
         self.in_agent = in_agent
         self.subagent = subagent
         self.delegating = delegating
+        # For a sub-agent: the parent's session key, which its spans may still carry as a hint.
+        self.outer = outer
 
 
 class SpanRef:
@@ -128,6 +131,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         parent = span.parent
         parent_info = self._open.get(parent.span_id) if parent is not None else None
         hint = conventions.session_hint(attrs)
+        if hint is None and parent_info is None and role != SpanRole.OTHER:
+            hint = self._baggage_session(parent_context)
         if (
             role != SpanRole.AGENT
             and parent_info is None
@@ -139,7 +144,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         if role == SpanRole.AGENT:
             agent = conventions.agent_name(name, attrs)
             subagent = parent_info is not None and (parent_info.delegating or parent_info.in_agent)
-            if hint is not None:
+            outer = parent_info.session if subagent and parent_info is not None else None
+            if hint is not None and hint != outer:
                 session = hint
             elif subagent and parent_info is not None and parent_info.session is not None:
                 session = f"{parent_info.session}/sub:{span_id:016x}"
@@ -149,15 +155,18 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 session = self._baggage_session(parent_context) or format_trace_id(
                     span.context.trace_id
                 )
-            info = _OpenSpan(session, agent, True, subagent, False)
+            info = _OpenSpan(session, agent, True, subagent, False, outer)
         else:
             inherited = parent_info or _OpenSpan(None, None, False, False, False)
+            if hint is None or (inherited.outer is not None and hint == inherited.outer):
+                hint = inherited.session  # a sub-agent's spans repeating the parent's id
             info = _OpenSpan(
-                hint or inherited.session,
+                hint,
                 inherited.agent,
                 inherited.in_agent,
                 inherited.subagent,
                 role == SpanRole.TOOL and self._is_delegating(name, attrs),
+                inherited.outer,
             )
         with self._open_lock:
             if len(self._open) >= self._max_open:
@@ -225,8 +234,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
 
     @staticmethod
     def _baggage_session(parent_context: Context | None) -> str | None:
-        if parent_context is None:
-            return None
+        # parent_context is None when start_span was given no context: baggage is then in the
+        # current context, which is what baggage.get_all(None) reads.
         values = baggage.get_all(parent_context)
         for key in _BAGGAGE_SESSION_KEYS:
             value = values.get(key)
