@@ -493,7 +493,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise
     except Exception as exc:  # each parser has its own error type
         detail = " ".join(str(exc).split())  # parser messages span lines; ours are one line
-        raise ConfigError(f"config file {path}: not valid {suffix[1:].upper()} ({detail})") from None
+        raise ConfigError(
+            f"config file {path}: not valid {suffix[1:].upper()} ({detail})"
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: the top level must be a mapping")
     return data.get("cycleguard", data) if isinstance(data.get("cycleguard"), dict) else data
