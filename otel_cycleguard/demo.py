@@ -295,10 +295,17 @@ def _scripted_human(
     return answer
 
 
+def _session_key(round_no: int, index: int, scenario: Scenario) -> str:
+    return (
+        f"demo-{index}-{scenario.agent}"
+        if round_no == 0
+        else f"demo-r{round_no}-{index}-{scenario.agent}"
+    )
+
+
 def _run_scenario(
-    tracer: Tracer, scenario: Scenario, index: int, out: Callable[[str], None]
+    tracer: Tracer, scenario: Scenario, session: str, out: Callable[[str], None]
 ) -> str:
-    session = f"demo-{index}-{scenario.agent}"
     told = 0
     outcome = "finished"
     with tracer.start_as_current_span(
@@ -368,9 +375,15 @@ def run_demo(
     output_dir: Path = Path("cycleguard-demo"),
     hitl_timeout_s: float = 2.0,
     linger_s: float = 0.0,
+    rounds: int = 1,
+    round_pause_s: float = 0.0,
     out: Callable[[str], None] = print,
 ) -> dict[str, str]:
-    """Run every scenario; returns {agent: outcome}. Metrics stay up for ``linger_s`` seconds."""
+    """Run every scenario ``rounds`` times; returns {agent: outcome of the last round}.
+
+    Metrics stay up for ``linger_s`` seconds afterwards; several rounds with a pause give a
+    Prometheus scraping the demo rates to compute.
+    """
     output_dir.mkdir(parents=True, exist_ok=True)
     traces = output_dir / "traces.otlp.jsonl"
     provider = TracerProvider(resource=Resource.create({"service.name": "cycleguard-demo"}))
@@ -402,11 +415,16 @@ def run_demo(
         f"otel-cycleguard demo: {len(scenarios)} scripted agents, metrics on http://127.0.0.1:{port}/metrics\n"
     )
     try:
-        for index, scenario in enumerate(scenarios):
-            out(f"[{scenario.agent}] {scenario.title}  (expect: {scenario.expect})")
-            outcomes[scenario.agent] = _run_scenario(tracer, scenario, index, out)
-            processor.escalation.end_session(f"demo-{index}-{scenario.agent}")
-            out(f"   outcome: {outcomes[scenario.agent]}\n")
+        for round_no in range(rounds):
+            if round_no:
+                time.sleep(round_pause_s)
+                out(f"--- round {round_no + 1} of {rounds} ---")
+            for index, scenario in enumerate(scenarios):
+                session = _session_key(round_no, index, scenario)
+                out(f"[{scenario.agent}] {scenario.title}  (expect: {scenario.expect})")
+                outcomes[scenario.agent] = _run_scenario(tracer, scenario, session, out)
+                processor.escalation.end_session(session)
+                out(f"   outcome: {outcomes[scenario.agent]}\n")
     finally:
         escalation_logger.removeHandler(printer)
         provider.force_flush()
@@ -452,6 +470,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="seconds the scripted human gets to answer (default 2)",
     )
     parser.add_argument(
+        "--rounds", type=int, default=1, help="run all scenarios this many times (default 1)"
+    )
+    parser.add_argument(
+        "--round-pause", type=float, default=0.0, help="seconds between rounds (default 0)"
+    )
+    parser.add_argument(
         "--linger",
         type=float,
         default=0.0,
@@ -479,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         output_dir=args.output,
         hitl_timeout_s=args.hitl_timeout,
         linger_s=args.linger,
+        rounds=max(1, args.rounds),
+        round_pause_s=max(0.0, args.round_pause),
         out=_line_printer(),
     )
     return 0
