@@ -9,7 +9,7 @@ from otel_rig import agent_attrs, genai_tool, make_rig
 from otel_cycleguard import Level
 
 
-def repeat_tool(rig, times=5, **kwargs):
+def repeat_tool(rig, times=5):
     for _ in range(times):
         with rig.tracer.start_as_current_span("execute_tool grep", attributes=genai_tool()):
             pass
@@ -115,9 +115,11 @@ class TestOwnSpans:
 
     def test_a_span_named_like_ours_is_skipped_at_start(self, rig):
         """A `cycleguard.*` span is not tracked even inside an agent."""
-        with rig.tracer.start_as_current_span("invoke_agent a", attributes=agent_attrs("a")):
-            with rig.tracer.start_as_current_span("cycleguard.custom"):
-                assert rig.processor.open_spans() == 1  # only the agent span
+        with (
+            rig.tracer.start_as_current_span("invoke_agent a", attributes=agent_attrs("a")),
+            rig.tracer.start_as_current_span("cycleguard.custom"),
+        ):
+            assert rig.processor.open_spans() == 1  # only the agent span
 
 
 class TestSubagents:
@@ -125,14 +127,13 @@ class TestSubagents:
 
     def run_delegation(self, rig, child_attrs):
         parent_attrs = agent_attrs("lead", **{"gen_ai.conversation.id": "conv-lead"})
-        with rig.tracer.start_as_current_span("invoke_agent lead", attributes=parent_attrs):
-            with rig.tracer.start_as_current_span(
-                "execute_tool delegate_task", attributes=genai_tool("delegate_task", "{}", "ok")
-            ):
-                with rig.tracer.start_as_current_span(
-                    "invoke_agent helper", attributes=child_attrs
-                ):
-                    repeat_tool(rig, times=5)
+        delegate = genai_tool("delegate_task", "{}", "ok")
+        with (
+            rig.tracer.start_as_current_span("invoke_agent lead", attributes=parent_attrs),
+            rig.tracer.start_as_current_span("execute_tool delegate_task", attributes=delegate),
+            rig.tracer.start_as_current_span("invoke_agent helper", attributes=child_attrs),
+        ):
+            repeat_tool(rig, times=5)
 
     def test_child_gets_the_subagent_profile_and_its_own_session(self, rig):
         """Signals of the child carry profile `subagent` and a session key of its own."""
@@ -159,15 +160,16 @@ class TestSubagents:
     def test_child_tool_spans_repeating_the_parents_session_stay_in_the_child(self, rig):
         """OpenInference puts `session.id` on every span; the child's calls still stay apart."""
         parent_attrs = agent_attrs("lead", **{"session.id": "s-lead"})
-        with rig.tracer.start_as_current_span("invoke_agent lead", attributes=parent_attrs):
-            with rig.tracer.start_as_current_span(
-                "execute_tool delegate_task", attributes=genai_tool("delegate_task", "{}", "ok")
-            ):
-                child = agent_attrs("helper", **{"session.id": "s-lead"})
-                with rig.tracer.start_as_current_span("invoke_agent helper", attributes=child):
-                    for _ in range(5):
-                        attrs = {**genai_tool(), "session.id": "s-lead"}
-                        rig.tracer.start_span("execute_tool grep", attributes=attrs).end()
+        delegate = genai_tool("delegate_task", "{}", "ok")
+        child = agent_attrs("helper", **{"session.id": "s-lead"})
+        with (
+            rig.tracer.start_as_current_span("invoke_agent lead", attributes=parent_attrs),
+            rig.tracer.start_as_current_span("execute_tool delegate_task", attributes=delegate),
+            rig.tracer.start_as_current_span("invoke_agent helper", attributes=child),
+        ):
+            for _ in range(5):
+                attrs = {**genai_tool(), "session.id": "s-lead"}
+                rig.tracer.start_span("execute_tool grep", attributes=attrs).end()
         assert {(key.startswith("s-lead/sub:"), p) for key, p, _ in rig.recorder.fired} == {
             (True, "subagent")
         }
