@@ -68,6 +68,10 @@ class Recorder(Observer):
     def __init__(self) -> None:
         self.seen: list[Signal] = []
         self.span_ids: list[str] = []
+        self.tool_calls: dict[str, int] = {}
+
+    def tool_call(self, entry: Any, call: Any) -> None:
+        self.tool_calls[entry.key] = self.tool_calls.get(entry.key, 0) + 1
 
     def signals(self, entry: Any, signals: list[Signal], span_ref: Any) -> None:
         for signal in signals:
@@ -115,11 +119,15 @@ def _hex(span_id: int) -> str:
 def assert_loop_detected(
     guarded: Guarded,
     tool_spans: Sequence[ReadableSpan],
-    session: str,
+    session: str | None,
     *,
-    profile: str = "general",
+    profile: str | None = "general",
 ) -> None:
-    """The loop is caught at the exact calls and marked under the exact tool spans."""
+    """The loop is caught at the exact calls and marked under the exact tool spans.
+
+    ``session``/``profile`` None: only check that both signals share one session (used where
+    a known processor bug makes the key wrong; that is asserted by a strict xfail instead).
+    """
     assert len(tool_spans) == 6, [s.name for s in tool_spans]
     identical = guarded.signals("identical_call")
     got = [(s.level.value, s.step, s.streak) for s in identical]
@@ -129,9 +137,14 @@ def assert_loop_detected(
     assert [s.dimension.value for s in guarded.signals()] == ["identical_call"] * 2, [
         (s.dimension.value, s.level.value, s.step) for s in guarded.signals()
     ]
-    assert {s.session for s in identical} == {session}
+    sessions = {s.session for s in identical}
+    assert len(sessions) == 1
+    if session is not None:
+        assert sessions == {session}
+    session = sessions.pop()
     assert tool_calls_seen(guarded, session) == 6
-    assert {s.profile for s in identical} == {profile}
+    if profile is not None:
+        assert {s.profile for s in identical} == {profile}
     # The signals fired on the 3rd and 5th tool spans.
     assert guarded.recorder.span_ids == [
         _hex(tool_spans[2].context.span_id),
@@ -159,16 +172,21 @@ def assert_loop_detected(
 
 
 def tool_calls_seen(guarded: Guarded, session: str) -> int:
-    """How many tool calls the guard counted for ``session`` (proves the spans were read)."""
-    return guarded.processor.guard.counters(session).get("tool_calls", 0)
+    """How many tool calls the guard read in ``session`` (proves the spans were read)."""
+    return guarded.recorder.tool_calls.get(session, 0)
 
 
 def assert_no_identical_call(
-    guarded: Guarded, tool_spans: Sequence[ReadableSpan], session: str
+    guarded: Guarded, tool_spans: Sequence[ReadableSpan], session: str | None
 ) -> None:
-    """Six different queries: six tool calls read in the session, no identical_call at all."""
+    """Six different queries: six tool calls read in one session, no identical_call at all.
+
+    ``session`` None: any single session (see :func:`assert_loop_detected`).
+    """
     assert len(tool_spans) == 6, [s.name for s in tool_spans]
-    assert tool_calls_seen(guarded, session) == 6
+    assert list(guarded.recorder.tool_calls.values()) == [6], guarded.recorder.tool_calls
+    if session is not None:
+        assert tool_calls_seen(guarded, session) == 6
     assert guarded.signals("identical_call") == []
     assert not [
         s
