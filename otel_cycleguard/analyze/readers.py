@@ -65,7 +65,9 @@ class TraceReader:
 
     Iterate it once to get the spans; afterwards ``spans_read``, ``problems`` (per kind) and
     ``formats`` (documents per format name; a JSON-lines file has one per line) describe the
-    run, e.g. for a CLI summary line.
+    run, e.g. for a CLI summary line. ``documents`` counts the documents started so far: it
+    changes before the first span of each document is yielded, so a consumer can tell where
+    one document (one JSON line) ends and the next begins.
     """
 
     def __init__(self, paths: Sequence[str], *, on_skip: OnSkip | None = None) -> None:
@@ -74,6 +76,7 @@ class TraceReader:
         self.spans_read = 0
         self.problems: Counter[ProblemKind] = Counter()
         self.formats: Counter[str] = Counter()
+        self.documents = 0
 
     @property
     def problem_count(self) -> int:
@@ -179,6 +182,7 @@ class TraceReader:
     def _emit(self, found: DocumentSpans) -> Iterator[SpanData]:
         """Yield a document's spans, counting them and the format."""
         self.formats[found.format_name] += 1
+        self.documents += 1
         for span in found.spans:
             self.spans_read += 1
             yield span

@@ -1,0 +1,538 @@
+"""Replay exported spans through the live engine, offline: sessions, signals, escalations, waste.
+
+The same pieces the span processor uses do the work here: :mod:`otel_cycleguard.conventions`
+reads tool calls and model turns out of spans, a :class:`~otel_cycleguard.guard.CycleGuard`
+detects, and an :class:`~otel_cycleguard.escalate.ladder.EscalationLadder` per session decides
+what each TERM leads to. Only the human is simulated (``hitl``):
+
+- ``"timeout"`` (the default): nobody answers, so the second TERM in a dimension terminates the
+  run (fail-closed, SPEC §3). Spans of a terminated session are counted but no longer detected
+  on: the run would have stopped there.
+- ``"continue"``: the human always says continue; the dimension is reset and the run goes on.
+
+Sessions are found as the live processor finds them (:mod:`otel_cycleguard.otel.processor`):
+``gen_ai.conversation.id`` / ``session.id`` / Traceloop association properties on the span or
+inherited from an ancestor, an agent span under a delegating tool (``delegate_task``) or under
+another agent starts a child session ``<parent>/sub:<span id>`` with the ``subagent`` profile,
+and spans with no session at all are grouped by trace id (``keyed_by: trace_id``).
+
+Streaming and memory: spans are buffered per trace id and a trace is replayed ("flushed") when
+the input moves past it, that is at the end of a JSON document (a line of a JSON-lines file)
+once the trace's root span (a span without a parent) has been seen. The Collector file exporter
+and the corpus write complete traces per line; a trace whose spans are spread over several
+lines waits until its root arrives. Traces whose root never arrives (the root lives in another
+service) are flushed after ``idle_documents`` documents without a new span, and at the end of
+the input. At most ``max_spans_in_flight`` spans are buffered: past that, the oldest trace is
+flushed early. Per-session state is the guard's (bounded by ``max_sessions``) plus the report
+being built (a few numbers and the signals per session).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from otel_cycleguard import conventions
+from otel_cycleguard.analyze.problems import InputProblem
+from otel_cycleguard.analyze.readers import TraceReader
+from otel_cycleguard.analyze.report import (
+    MAX_PROBLEMS_LISTED,
+    Analysis,
+    EscalationRecord,
+    SessionReport,
+    SignalRecord,
+    Step,
+    TerminatedAt,
+)
+from otel_cycleguard.config import CycleGuardConfig
+from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.detect.signals import Level, Signal
+from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.progress import TerminationReason
+from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.spans import SpanData
+
+__all__ = ["HITL_MODES", "HitlMode", "Replayer", "analyze_paths", "replay_spans"]
+
+#: Called every ``PROGRESS_EVERY`` spans with (spans read, sessions so far).
+ProgressCallback = Callable[[int, int], None]
+PROGRESS_EVERY = 4096
+
+HitlMode = Literal["timeout", "continue"]
+HITL_MODES: tuple[str, ...] = ("timeout", "continue")
+
+_TOOL = SpanRole.TOOL
+_MODEL = SpanRole.MODEL
+_AGENT = SpanRole.AGENT
+_OWN = SpanRole.OWN
+
+
+class _Info:
+    """What a span passes on to its descendants (mirrors the processor's ``_OpenSpan``)."""
+
+    __slots__ = ("agent", "delegating", "in_agent", "session", "subagent")
+
+    def __init__(
+        self,
+        session: str | None,
+        agent: str | None,
+        in_agent: bool,
+        subagent: bool,
+        delegating: bool,
+    ) -> None:
+        self.session = session
+        self.agent = agent
+        self.in_agent = in_agent
+        self.subagent = subagent
+        self.delegating = delegating
+
+
+_NO_INFO = _Info(None, None, False, False, False)
+
+
+@dataclass(slots=True)
+class _Trace:
+    """A trace's buffered spans."""
+
+    spans: list[SpanData] = field(default_factory=list)
+    has_root: bool = False
+    last_document: int = 0
+
+
+class _SessionState:
+    """One session's replay state: the report being built and the escalation ladder."""
+
+    __slots__ = ("first_term", "ladder", "last_trace", "report")
+
+    def __init__(self, report: SessionReport, break_window: int | None) -> None:
+        self.report = report
+        self.ladder = EscalationLadder(break_window=break_window)
+        self.first_term: tuple[int, int] | None = None  # (sequence number, end ns)
+        self.last_trace = ""
+
+
+class Replayer:
+    """Feed spans (``add``), mark document ends (``end_document``), then ``finish``.
+
+    ``keep_steps`` keeps one small :class:`Step` per tool call and model turn for timelines
+    (the HTML report); without it only counts, signals and escalations are kept.
+    """
+
+    def __init__(
+        self,
+        config: CycleGuardConfig | None = None,
+        *,
+        hitl: HitlMode = "timeout",
+        keep_steps: bool = False,
+        max_spans_in_flight: int = 200_000,
+        idle_documents: int = 256,
+    ) -> None:
+        if hitl not in HITL_MODES:
+            raise ValueError(f"hitl must be one of {', '.join(HITL_MODES)}, got {hitl!r}")
+        if max_spans_in_flight < 1:
+            raise ValueError(f"max_spans_in_flight must be >= 1, got {max_spans_in_flight}")
+        self.config = config if config is not None else CycleGuardConfig()
+        # A constant clock: sessions never expire by idle time during a replay (the LRU bound
+        # on max_sessions still holds).
+        self.guard = CycleGuard(self.config, clock=lambda: 0.0)
+        self.hitl: HitlMode = hitl
+        self.keep_steps = keep_steps
+        self.max_spans_in_flight = max_spans_in_flight
+        self.idle_documents = idle_documents
+        self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
+        self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
+        self._break_window = self.config.escalation.break_window
+        self._traces: dict[str, _Trace] = {}
+        self._in_flight = 0
+        self._document = 0
+        self._sessions: dict[str, _SessionState] = {}
+        self.spans_seen = 0
+
+    # -- input ------------------------------------------------------------------------------
+
+    def add(self, span: SpanData) -> None:
+        """Buffer one span until its trace is complete."""
+        self.spans_seen += 1
+        trace = self._traces.get(span.trace_id)
+        if trace is None:
+            trace = self._traces[span.trace_id] = _Trace()
+        trace.spans.append(span)
+        trace.last_document = self._document
+        if not span.parent_span_id:
+            trace.has_root = True
+        self._in_flight += 1
+        if self._in_flight > self.max_spans_in_flight:
+            self._flush_oldest()
+
+    def end_document(self) -> None:
+        """A document (a JSON line, a whole file) ended: replay the traces that are complete."""
+        self._document += 1
+        if not self._traces:
+            return
+        stale = self._document - self.idle_documents
+        done = [
+            trace_id
+            for trace_id, trace in self._traces.items()
+            if trace.has_root or trace.last_document <= stale
+        ]
+        for trace_id in done:
+            self._flush(trace_id)
+
+    def flush_all(self) -> None:
+        """Replay everything still buffered (end of input)."""
+        for trace_id in list(self._traces):
+            self._flush(trace_id)
+
+    def finish(self) -> list[SessionReport]:
+        """Flush, and return the session reports, ordered by first activity then key."""
+        self.flush_all()
+        reports = [state.report for state in self._sessions.values()]
+        reports.sort(key=lambda r: (r.first_start_ns, r.session))
+        return reports
+
+    # -- replay -----------------------------------------------------------------------------
+
+    def _flush_oldest(self) -> None:
+        self._flush(next(iter(self._traces)))
+
+    def _flush(self, trace_id: str) -> None:
+        trace = self._traces.pop(trace_id)
+        self._in_flight -= len(trace.spans)
+        self._replay_trace(trace_id, trace.spans)
+
+    def _replay_trace(self, trace_id: str, spans: list[SpanData]) -> None:
+        """Resolve each span's session like the live processor, then replay in start order."""
+        by_id: dict[str, SpanData] = {}
+        for span in spans:
+            by_id[span.span_id] = span
+        infos: dict[str, _Info | None] = {}
+        roles: dict[str, str] = {}
+        work: list[tuple[int, int, str, SpanData]] = []
+        for order, span in enumerate(spans):
+            role = roles.get(span.span_id)
+            if role is None:
+                self._resolve(span, by_id, infos, roles, trace_id)
+                role = roles[span.span_id]
+            if role in (_TOOL, _MODEL):
+                work.append((span.start_ns, order, role, span))
+        if not work:
+            return
+        work.sort(key=_start_order)
+        for _start, _order, role, span in work:
+            info = infos.get(span.span_id)
+            attrs = span.attributes
+            session = (info.session if info is not None else None) or conventions.session_hint(
+                attrs
+            )
+            if session is None:
+                session = trace_id
+            if info is not None:
+                agent, subagent = info.agent, info.subagent
+            else:
+                agent, subagent = conventions.agent_name("", attrs), False
+            self._observe(session, trace_id, role, span, agent, subagent)
+
+    def _resolve(
+        self,
+        span: SpanData,
+        by_id: Mapping[str, SpanData],
+        infos: dict[str, _Info | None],
+        roles: dict[str, str],
+        trace_id: str,
+    ) -> None:
+        """Compute ``infos`` and ``roles`` for ``span`` and its unresolved ancestors."""
+        chain: list[SpanData] = []
+        current: SpanData | None = span
+        limit = len(by_id) + 1
+        while current is not None and current.span_id not in roles and len(chain) < limit:
+            chain.append(current)
+            parent_id = current.parent_span_id
+            current = by_id.get(parent_id) if parent_id else None
+        parent_info = infos.get(current.span_id) if current is not None else None
+        for item in reversed(chain):
+            if item.span_id in roles:  # a parent-link cycle: resolved already
+                parent_info = infos.get(item.span_id)
+                continue
+            role = conventions.classify(item.name, item.attributes)
+            roles[item.span_id] = role
+            parent_info = infos[item.span_id] = self._info(item, role, parent_info, trace_id)
+
+    def _info(self, span: SpanData, role: str, parent: _Info | None, trace_id: str) -> _Info | None:
+        """The processor's ``on_start`` rules, on a finished span."""
+        if role == _OWN:
+            return None
+        attrs = span.attributes
+        hint = conventions.session_hint(attrs)
+        delegating = role == _TOOL and conventions.is_delegating_tool(
+            span.name, attrs, self._delegating
+        )
+        if role != _AGENT and parent is None and hint is None and not delegating:
+            return None
+        if role == _AGENT:
+            agent = conventions.agent_name(span.name, attrs)
+            subagent = parent is not None and (parent.delegating or parent.in_agent)
+            if hint is not None:
+                session = hint
+            elif subagent and parent is not None and parent.session is not None:
+                session = f"{parent.session}/sub:{span.span_id}"
+            elif parent is not None and parent.session is not None and not subagent:
+                session = parent.session
+            else:
+                session = trace_id  # the live processor would also try baggage here
+            return _Info(session, agent, True, subagent, False)
+        inherited = parent or _NO_INFO
+        return _Info(
+            hint or inherited.session,
+            inherited.agent,
+            inherited.in_agent,
+            inherited.subagent,
+            delegating,
+        )
+
+    def _state(
+        self, session: str, trace_id: str, agent: str | None, subagent: bool, start_ns: int
+    ) -> _SessionState:
+        state = self._sessions.get(session)
+        if state is None:
+            profile, _ = self.config.profile_for(agent, subagent=subagent)
+            report = SessionReport(
+                session=session,
+                agent=agent,
+                profile=profile,
+                subagent=subagent,
+                keyed_by="trace_id" if session == trace_id else "session",
+                first_start_ns=start_ns,
+            )
+            state = self._sessions[session] = _SessionState(report, self._break_window)
+        if state.last_trace != trace_id:
+            state.last_trace = trace_id
+            if trace_id not in state.report.trace_ids:
+                state.report.trace_ids.append(trace_id)
+        if state.report.agent is None and agent:
+            state.report.agent = agent
+        return state
+
+    def _observe(
+        self,
+        session: str,
+        trace_id: str,
+        role: str,
+        span: SpanData,
+        agent: str | None,
+        subagent: bool,
+    ) -> None:
+        state = self._state(session, trace_id, agent, subagent, span.start_ns)
+        report = state.report
+        if span.end_ns > report.last_end_ns:
+            report.last_end_ns = span.end_ns
+        sequence = report.tool_calls + report.model_turns
+        stopped = report.terminated_at is not None
+        if role == _TOOL:
+            index = report.tool_calls
+            report.tool_calls += 1
+            tool = conventions.tool_name(span.name, span.attributes)
+            tokens = 0
+            if not stopped:
+                call = conventions.tool_call_from(
+                    span.name,
+                    span.attributes,
+                    status_error=span.status_error,
+                    event_names=[event.name for event in span.events],
+                    start_ns=span.start_ns,
+                    end_ns=span.end_ns,
+                    span_id=span.span_id,
+                    state_attribute=self._state_attribute,
+                )
+                tool = call.tool
+                signals = self.guard.observe_tool_call(
+                    session, call, agent=agent, subagent=subagent
+                )
+            tool_index, turn_index = index, None
+        else:
+            index = report.model_turns
+            report.model_turns += 1
+            tool = None
+            turn = conventions.model_turn_from(
+                span.attributes,
+                events=[(event.name, event.attributes) for event in span.events],
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                span_id=span.span_id,
+                state_attribute=self._state_attribute,
+            )
+            tokens = _tokens(turn.input_tokens) + _tokens(turn.output_tokens)
+            if not stopped:
+                signals = self.guard.observe_model_turn(
+                    session, turn, agent=agent, subagent=subagent
+                )
+            tool_index, turn_index = None, index
+        if self.keep_steps:
+            report.steps.append(Step(tool, span.start_ns, span.end_ns, span.status_error))
+        if state.first_term is not None:
+            wasted = report.wasted
+            if role == _TOOL:
+                wasted.tool_calls += 1
+            wasted.tokens += tokens
+        if stopped or not signals:
+            return
+        self._escalate(state, span, signals, sequence, tool_index, turn_index)
+
+    def _escalate(
+        self,
+        state: _SessionState,
+        span: SpanData,
+        signals: list[Signal],
+        sequence: int,
+        tool_index: int | None,
+        turn_index: int | None,
+    ) -> None:
+        """Record the signals of one call and walk the ladder for each TERM, in table order."""
+        report = state.report
+        for signal in signals:
+            report.signals.append(
+                SignalRecord(
+                    dimension=signal.dimension.value,
+                    level=signal.level.value,
+                    span_id=span.span_id,
+                    tool=signal.tool,
+                    tool_call_index=tool_index,
+                    model_turn_index=turn_index,
+                    streak=signal.streak,
+                    threshold=signal.threshold,
+                    explanation=signal.explanation,
+                    sequence=sequence,
+                )
+            )
+        for signal in signals:
+            if signal.level is not Level.TERM:
+                continue
+            if state.first_term is None:
+                state.first_term = (sequence, span.end_ns)
+                report.first_term_end_ns = span.end_ns
+            if report.terminated_at is not None:
+                continue  # a later TERM on the call that terminated: recorded, not escalated
+            dimension = signal.dimension
+            stage = state.ladder.step_for(signal)
+            if stage is Stage.SELF_HEAL:
+                self._record(
+                    report, "self_heal", dimension.value, span, tool_index, turn_index, sequence
+                )
+                self.guard.reset(report.session, dimension)
+                continue
+            self._record(report, "hitl", dimension.value, span, tool_index, turn_index, sequence)
+            if self.hitl == "continue":
+                state.ladder.human_continued(dimension)
+                self.guard.reset(report.session, dimension)
+                continue
+            state.ladder.terminate()
+            self._record(
+                report, "terminate", dimension.value, span, tool_index, turn_index, sequence
+            )
+            report.terminated_at = TerminatedAt(
+                span_id=span.span_id,
+                tool_call_index=tool_index,
+                model_turn_index=turn_index,
+                reason=TerminationReason.for_dimension(dimension).value,
+                dimension=dimension.value,
+                sequence=sequence,
+            )
+
+    @staticmethod
+    def _record(
+        report: SessionReport,
+        stage: str,
+        dimension: str,
+        span: SpanData,
+        tool_index: int | None,
+        turn_index: int | None,
+        sequence: int,
+    ) -> None:
+        report.escalations.append(
+            EscalationRecord(
+                stage=stage,
+                dimension=dimension,
+                span_id=span.span_id,
+                tool_call_index=tool_index,
+                model_turn_index=turn_index,
+                sequence=sequence,
+            )
+        )
+
+
+def _start_order(item: tuple[int, int, str, SpanData]) -> tuple[int, int]:
+    return item[0], item[1]
+
+
+def _tokens(value: Any) -> int:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    return 0
+
+
+def replay_spans(
+    spans: Iterable[SpanData],
+    config: CycleGuardConfig | None = None,
+    *,
+    hitl: HitlMode = "timeout",
+    keep_steps: bool = False,
+) -> Analysis:
+    """Replay an iterable of spans (treated as one document) and return the analysis."""
+    replayer = Replayer(config, hitl=hitl, keep_steps=keep_steps)
+    for span in spans:
+        replayer.add(span)
+    return Analysis.build(replayer.finish(), replayer, spans_read=replayer.spans_seen)
+
+
+def analyze_paths(
+    paths: Sequence[str],
+    config: CycleGuardConfig | None = None,
+    *,
+    hitl: HitlMode = "timeout",
+    keep_steps: bool = False,
+    on_skip: Callable[[InputProblem], None] | None = None,
+    on_progress: ProgressCallback | None = None,
+    max_spans_in_flight: int = 200_000,
+) -> Analysis:
+    """Read trace files (see :class:`TraceReader`) and replay them: the ``analyze`` command.
+
+    Raises :class:`~otel_cycleguard.analyze.InputError` (missing path, unknown format of a file
+    named explicitly). Skipped input goes to ``on_skip`` and is counted in the summary.
+    """
+    problems: list[InputProblem] = []
+
+    def skipped(problem: InputProblem) -> None:
+        if len(problems) < MAX_PROBLEMS_LISTED:
+            problems.append(problem)
+        if on_skip is not None:
+            on_skip(problem)
+
+    reader = TraceReader(paths, on_skip=skipped)
+    replayer = Replayer(
+        config, hitl=hitl, keep_steps=keep_steps, max_spans_in_flight=max_spans_in_flight
+    )
+    add = replayer.add
+    document = 0
+    countdown = PROGRESS_EVERY
+    for span in reader:
+        if reader.documents != document:
+            document = reader.documents
+            replayer.end_document()
+        add(span)
+        if on_progress is not None:
+            countdown -= 1
+            if not countdown:
+                countdown = PROGRESS_EVERY
+                on_progress(reader.spans_read, len(replayer._sessions))
+    sessions = replayer.finish()
+    if on_progress is not None:
+        on_progress(reader.spans_read, len(sessions))
+    return Analysis.build(
+        sessions,
+        replayer,
+        spans_read=reader.spans_read,
+        problems=problems,
+        problem_counts=Counter(dict(reader.problems)),
+        formats=Counter(reader.formats),
+    )
