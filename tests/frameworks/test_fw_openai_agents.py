@@ -164,7 +164,7 @@ def test_six_different_searches_are_not_a_loop(instrumented: Guarded) -> None:
     reason="processor.py makes an AGENT span under an AGENT span a sub-agent; OpenInference wraps "
     "every openai-agents run in an AGENT-kind root span named after the workflow ('Agent "
     "workflow'), so the run's session becomes '<session.id or trace id>/sub:<agent span id>' "
-    "with the 'subagent' profile (SPEC §3: a sub-agent runs under a delegate_task-like tool)",
+    "with the 'subagent' profile (SPEC §2: a sub-agent runs under a delegate_task-like tool span)",
 )
 @pytest.mark.parametrize("session_id", ["oai-session-key", None], ids=["session.id", "trace-id"])
 def test_session_key(instrumented: Guarded, session_id: str | None) -> None:
