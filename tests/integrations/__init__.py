@@ -1,0 +1,1 @@
+"""Framework adapter tests: directives reach pydantic-ai, OpenAI Agents SDK and LangGraph runs."""
