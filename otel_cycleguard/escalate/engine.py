@@ -10,17 +10,19 @@ progress saved (fail-closed). Each step is one structured log line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from opentelemetry import context as otel_context
 
 from otel_cycleguard.config import EscalationConfig
-from otel_cycleguard.detect import Level, Signal
+from otel_cycleguard.detect import Level, Signal, ToolCall
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive, Mailboxes
 from otel_cycleguard.escalate.hitl import Decision, EscalationRequest, Escalator, HumanDecision
 from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
@@ -43,6 +45,22 @@ _STRATEGY_TEXT = {
     "reset_context_or_rollback": "Step back to the last state that worked and take another route",
 }
 _SUPPRESS_KEY = getattr(otel_context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
+# The engine's own deadline watchdog fires this long after the escalation deadline, so an
+# escalator that honours its deadline reports first; the mailbox waits 1 s past the deadline.
+_WATCHDOG_SLACK_S = 0.25
+
+
+@contextlib.contextmanager
+def _instrumentation_suppressed() -> Iterator[None]:
+    """Our own HTTP calls (webhook, notifications) must not become agent spans."""
+    token = (
+        otel_context.attach(otel_context.set_value(_SUPPRESS_KEY, True)) if _SUPPRESS_KEY else None
+    )
+    try:
+        yield
+    finally:
+        if token is not None:
+            otel_context.detach(token)
 
 
 def corrective_message(signal: Signal) -> str:
@@ -68,6 +86,11 @@ class EscalationEngine(Observer):
     is the HITL channel (webhook, callable, console); without one the second TERM terminates
     at once, since nobody can answer. ``checkpoint(session, payload)`` registers what the
     agent wants saved if it is stopped.
+
+    The deadline is the engine's, not only the escalator's: a watchdog terminates the run when
+    no decision was applied by then, whatever the escalator does, and an escalation waits for
+    no other session's (each is asked on its own worker, up to ``max_workers`` at once; the
+    sessions asking are bounded by ``max_sessions``).
     """
 
     def __init__(
@@ -79,7 +102,7 @@ class EscalationEngine(Observer):
         config: EscalationConfig | None = None,
         metrics: Any = None,
         mailboxes: Mailboxes | None = None,
-        max_workers: int = 4,
+        max_workers: int = 256,
     ) -> None:
         self.guard = guard
         self.config = config if config is not None else guard.config.escalation
@@ -122,6 +145,13 @@ class EscalationEngine(Observer):
             elif stage is Stage.HITL and not already_asking:
                 self._ask_human(entry, signal)
         self._report_breaks(entry, signals[-1].step)
+
+    def tool_call(self, entry: SessionEntry, call: ToolCall) -> None:
+        # With a break_window, a self-heal succeeds once that many further calls passed without
+        # a TERM; healthy calls fire no signal, so count them here. The window is judged up to
+        # the previous call: this call's own signals (heard next) may still break it.
+        if self.config.break_window is not None:
+            self._report_breaks(entry, entry.detector.tool_calls - 2)
 
     def session_evicted(self, entry: SessionEntry, cause: str) -> None:
         with self._lock:
@@ -179,27 +209,70 @@ class EscalationEngine(Observer):
         self.mailboxes.pause(signal.session, request.id, request.deadline)
         self._metric("human_escalation", entry.agent, signal.dimension.value)
         self._log("hitl", signal, request=request.id)
-        self._executor.submit(self._ask_and_apply, entry, signal, request)
+        watchdog = threading.Timer(
+            max(0.0, request.deadline - time.time()) + _WATCHDOG_SLACK_S,
+            self._expire,
+            args=(entry, signal, request),
+        )
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self._executor.submit(self._ask_and_apply, entry, signal, request, watchdog)
+        except RuntimeError:  # shut down: nobody will ask, the watchdog terminates
+            logger.warning(
+                "otel-cycleguard engine shut down; escalation %s fails closed", request.id
+            )
+
+    def _claim(self, session: str, request_id: str) -> bool:
+        """Exactly one of the worker and the watchdog may end an escalation."""
+        with self._lock:
+            if self._pending.get(session) != request_id:
+                return False
+            del self._pending[session]
+            return True
+
+    def _expire(self, entry: SessionEntry, signal: Signal, request: EscalationRequest) -> None:
+        """The deadline passed with no decision applied: terminate (fail-closed)."""
+        if not self._claim(signal.session, request.id):
+            return
+        with _instrumentation_suppressed():
+            try:
+                self._apply(
+                    entry,
+                    signal,
+                    HumanDecision(Decision.TIMEOUT, detail="no decision before the deadline"),
+                )
+            except Exception:
+                logger.exception("otel-cycleguard could not terminate a timed-out escalation")
 
     def _ask_and_apply(
-        self, entry: SessionEntry, signal: Signal, request: EscalationRequest
+        self,
+        entry: SessionEntry,
+        signal: Signal,
+        request: EscalationRequest,
+        watchdog: threading.Timer,
     ) -> None:
-        token = (
-            otel_context.attach(otel_context.set_value(_SUPPRESS_KEY, True))
-            if _SUPPRESS_KEY
-            else None
-        )
-        try:
+        with self._lock:
+            expired = self._pending.get(signal.session) != request.id
+        if expired:  # queued past its deadline: the watchdog already ended it
+            return
+        with _instrumentation_suppressed():
             decision = self._ask(request)
-            self._apply(entry, signal, decision)
-        except Exception:
-            logger.exception("otel-cycleguard escalation failed; terminating (fail-closed)")
-            self._terminate(entry, signal, HumanDecision(Decision.ERROR, detail="internal error"))
-        finally:
-            with self._lock:
-                self._pending.pop(signal.session, None)
-            if token is not None:
-                otel_context.detach(token)
+            if not self._claim(signal.session, request.id):
+                logger.warning(
+                    "otel-cycleguard: decision %s for %s came after the deadline; ignored",
+                    decision.decision.value,
+                    request.id,
+                )
+                return
+            watchdog.cancel()
+            try:
+                self._apply(entry, signal, decision)
+            except Exception:
+                logger.exception("otel-cycleguard escalation failed; terminating (fail-closed)")
+                self._terminate(
+                    entry, signal, HumanDecision(Decision.ERROR, detail="internal error")
+                )
 
     def _ask(self, request: EscalationRequest) -> HumanDecision:
         if self.escalator is None:
@@ -207,7 +280,13 @@ class EscalationEngine(Observer):
                 Decision.TIMEOUT, detail="no escalator configured: nobody can answer"
             )
         remaining = max(0.0, request.deadline - time.time())
-        decision = self.escalator.ask(request, remaining)
+        try:
+            decision = self.escalator.ask(request, remaining)
+        except Exception as exc:  # an escalator must not raise; if it does, that is a no
+            logger.warning("otel-cycleguard escalator %r raised %r", self.escalator, exc)
+            return HumanDecision(
+                Decision.ERROR, detail=f"escalator raised {type(exc).__name__}: {exc}"
+            )
         if not isinstance(decision, HumanDecision):
             return HumanDecision(
                 Decision.ERROR, detail=f"escalator returned {type(decision).__name__}"
