@@ -1,0 +1,275 @@
+"""``cycleguard analyze``: exit codes, messages, bad input, formats, and the whole corpus."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from otel_cycleguard.analyze import schema
+from otel_cycleguard.cli import main
+
+CORPUS = Path("/work/shared/corpus")
+T0 = 1_704_067_200_000_000_000
+
+
+def _attr(key: str, value) -> dict:
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def otlp_line(run: str, calls: list[tuple[str, str, str]], trace_index: int = 1) -> str:
+    """One OTLP JSON line: an agent span and its tool calls (hex ids, like the corpus)."""
+    trace = f"{trace_index:032x}"
+    root = f"{trace_index:08x}00000000"
+    spans = [
+        {
+            "traceId": trace,
+            "spanId": root,
+            "name": "invoke_agent demo",
+            "startTimeUnixNano": str(T0),
+            "endTimeUnixNano": str(T0 + (len(calls) + 1) * 10**9),
+            "attributes": [
+                _attr("gen_ai.operation.name", "invoke_agent"),
+                _attr("gen_ai.conversation.id", run),
+            ],
+        }
+    ]
+    for i, (tool, args, result) in enumerate(calls):
+        spans.append(
+            {
+                "traceId": trace,
+                "spanId": f"{trace_index:08x}{i + 1:08x}",
+                "parentSpanId": root,
+                "name": f"execute_tool {tool}",
+                "startTimeUnixNano": str(T0 + i * 10**9),
+                "endTimeUnixNano": str(T0 + i * 10**9 + 5 * 10**8),
+                "attributes": [
+                    _attr("gen_ai.operation.name", "execute_tool"),
+                    _attr("gen_ai.tool.name", tool),
+                    _attr("gen_ai.tool.call.arguments", args),
+                    _attr("gen_ai.tool.call.result", result),
+                ],
+            }
+        )
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+
+
+LOOP = [("grep", '{"q": "x"}', "nothing")] * 12
+CLEAN = [("read", f'{{"path": "{i}"}}', f"text {i}") for i in range(5)]
+
+
+@pytest.fixture(name="loop_file")
+def fixture_loop_file(tmp_path) -> Path:
+    path = tmp_path / "loop.jsonl"
+    path.write_text(otlp_line("looping", LOOP, 1) + "\n" + otlp_line("fine", CLEAN, 2) + "\n")
+    return path
+
+
+@pytest.fixture(name="clean_file")
+def fixture_clean_file(tmp_path) -> Path:
+    path = tmp_path / "clean.jsonl"
+    path.write_text(otlp_line("fine", CLEAN, 2) + "\n")
+    return path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+class TestExitCodes:
+    """0 clean, 1 loops with --fail-on-loop, 2 usage and input errors."""
+
+    def test_clean_is_zero(self, capsys, clean_file):
+        code, out, _ = run(capsys, "analyze", str(clean_file), "--fail-on-loop")
+        assert code == 0
+        assert "No loop signals" in out
+
+    def test_loop_without_flag_is_zero(self, capsys, loop_file):
+        assert run(capsys, "analyze", str(loop_file))[0] == 0
+
+    def test_fail_on_loop(self, capsys, loop_file):
+        code, out, _ = run(capsys, "analyze", str(loop_file), "--fail-on-loop")
+        assert code == 1
+        assert "looping" in out and "identical_call" in out
+
+    def test_missing_file(self, capsys, tmp_path):
+        code, _, err = run(capsys, "analyze", str(tmp_path / "nope.json"))
+        assert code == 2
+        assert "no such file or directory" in err
+        assert err.count("\n") == 1
+
+    def test_unknown_format_names_the_formats(self, capsys, tmp_path):
+        path = tmp_path / "weird.json"
+        path.write_text('{"hello": "world"}\n')
+        code, _, err = run(capsys, "analyze", str(path))
+        assert code == 2
+        assert err.startswith("cycleguard analyze: error:")
+        assert "OTLP JSON" in err and "Jaeger" in err and "Tempo" in err
+        assert err.count("\n") == 1
+
+    def test_usage_error(self, capsys):
+        with pytest.raises(SystemExit) as caught:
+            main(["analyze", "x", "--hitl", "maybe"])
+        assert caught.value.code == 2
+        assert "invalid choice" in capsys.readouterr().err
+
+    def test_bad_override(self, capsys, loop_file):
+        code, _, err = run(capsys, "analyze", str(loop_file), "--set", "identical_call.warn=99")
+        assert code == 2
+        assert "warn" in err and err.count("\n") == 1
+
+    def test_unknown_profile(self, capsys, loop_file):
+        code, _, err = run(capsys, "analyze", str(loop_file), "--profile", "nosuch")
+        assert code == 2
+        assert "nosuch" in err
+
+
+class TestBadInput:
+    """Skipped input is reported with its line and counted; good lines are still analysed."""
+
+    def test_invalid_line_counted(self, capsys, tmp_path):
+        path = tmp_path / "mixed.jsonl"
+        path.write_text(otlp_line("a", LOOP, 1) + "\n{broken\n" + otlp_line("b", CLEAN, 2) + "\n")
+        code, out, err = run(capsys, "analyze", str(path), "--format", "json")
+        assert code == 0
+        assert f"{path}:2: invalid JSON line" in err
+        report = json.loads(out)
+        assert report["summary"]["input_problems"] == 1
+        assert report["summary"]["input_problems_by_kind"] == {"invalid_json": 1}
+        assert report["problems"][0]["line"] == 2
+        assert report["summary"]["sessions"] == 2
+        jsonschema.validate(report, schema())
+
+    def test_truncated_gzip(self, capsys, tmp_path):
+        lines = "".join(otlp_line(f"r{i}", CLEAN, i + 1) + "\n" for i in range(200))
+        data = gzip.compress(lines.encode())
+        path = tmp_path / "cut.jsonl.gz"
+        path.write_bytes(data[: len(data) * 2 // 3])
+        code, out, err = run(capsys, "analyze", str(path), "--format", "json")
+        assert code == 0
+        assert "gzip" in err
+        report = json.loads(out)
+        assert report["summary"]["input_problems_by_kind"] == {"truncated": 1}
+        assert 0 < report["summary"]["sessions"] < 200
+
+    def test_directory_skips_unknown_files(self, capsys, tmp_path, loop_file):
+        (tmp_path / "README.md").write_text("# notes\n")
+        code, out, _ = run(capsys, "analyze", str(tmp_path), "--format", "json")
+        assert code == 0
+        report = json.loads(out)
+        assert report["summary"]["input_problems_by_kind"] == {"unknown_format": 1}
+        assert report["summary"]["sessions"] == 2
+
+    def test_stdin(self, capsys, monkeypatch, loop_file):
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(loop_file.read_bytes())))
+        code, out, _ = run(capsys, "analyze", "-", "--format", "json")
+        assert code == 0
+        assert json.loads(out)["summary"]["sessions_with_loops"] == 1
+
+
+class TestOptions:
+    """Profiles, overrides, hitl and output files reach the report."""
+
+    def test_set_override_changes_thresholds(self, capsys, loop_file):
+        _, out, _ = run(
+            capsys,
+            "analyze",
+            str(loop_file),
+            "--format",
+            "json",
+            "--set",
+            "identical_call.warn=2",
+            "--set",
+            "identical_call.term=3",
+        )
+        session = next(s for s in json.loads(out)["sessions"] if s["session"] == "looping")
+        terms = [s["tool_call_index"] for s in session["signals"] if s["level"] == "term"]
+        assert terms[0] == 2
+
+    def test_profile_coding(self, capsys, loop_file):
+        _, out, _ = run(
+            capsys, "analyze", str(loop_file), "--format", "json", "--profile", "coding"
+        )
+        report = json.loads(out)
+        assert report["settings"]["profile"] == "coding"
+        session = next(s for s in report["sessions"] if s["session"] == "looping")
+        assert session["profile"] == "coding"
+        assert next(s["tool_call_index"] for s in session["signals"] if s["level"] == "term") == 6
+
+    def test_hitl_continue(self, capsys, loop_file):
+        _, out, _ = run(capsys, "analyze", str(loop_file), "--format", "json", "--hitl", "continue")
+        report = json.loads(out)
+        assert report["settings"]["hitl"] == "continue"
+        assert report["summary"]["terminated"] == 0
+        assert report["summary"]["escalations"]["hitl"] >= 1
+
+    @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
+    def test_output_file(self, capsys, loop_file, tmp_path, fmt):
+        target = tmp_path / f"report.{fmt}"
+        code, out, _ = run(capsys, "analyze", str(loop_file), "--format", fmt, "-o", str(target))
+        assert code == 0 and out == ""
+        text = target.read_text()
+        assert "looping" in text
+        if fmt == "json":
+            jsonschema.validate(json.loads(text), schema())
+        if fmt == "markdown":
+            assert text.startswith("# Agent loop analysis")
+            assert "terminated" in text
+        if fmt == "html":
+            assert text.startswith("<!DOCTYPE html>")
+            assert "http://" not in text and "https://" not in text
+            assert "terminated" in text and "self-heal" in text
+
+    def test_help_has_examples(self, capsys):
+        with pytest.raises(SystemExit) as caught:
+            main(["analyze", "--help"])
+        assert caught.value.code == 0
+        out = capsys.readouterr().out
+        for text in ("--fail-on-loop", "--hitl", "examples:", "exit codes", "Jaeger"):
+            assert text in out
+
+    def test_console_script(self, loop_file):
+        """The installed entry point runs (subprocess), with the documented exit code."""
+        exe = shutil.which("cycleguard", path=str(Path(sys.executable).parent))
+        assert exe is not None, "cycleguard console script not installed in the venv"
+        done = subprocess.run(
+            [exe, "analyze", str(loop_file), "--fail-on-loop", "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1, done.stderr
+        assert "loop episodes" in done.stdout
+
+
+@pytest.mark.slow
+class TestCorpus:
+    """The whole development corpus is read without error and the JSON validates."""
+
+    def test_corpus(self, capsys, tmp_path):
+        if not CORPUS.is_dir():
+            pytest.skip(f"{CORPUS} is not here")
+        target = tmp_path / "corpus.json"
+        code, _, err = run(
+            capsys, "analyze", str(CORPUS), "--format", "json", "-o", str(target), "--no-progress"
+        )
+        assert code == 0, err
+        report = json.loads(target.read_text())
+        jsonschema.validate(report, schema())
+        summary = report["summary"]
+        assert summary["sessions"] == 1088
+        # README.md and runs.jsonl sit next to the traces: skipped, counted, nothing else
+        assert set(summary["input_problems_by_kind"]) <= {"unknown_format", "not_a_trace"}
+        assert summary["sessions_with_loops"] > 0
