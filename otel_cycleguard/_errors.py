@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["guarded", "internal_error_count"]
+__all__ = ["guarded", "internal_error", "internal_error_count"]
 
 logger = logging.getLogger("otel_cycleguard")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,6 +34,28 @@ def _should_raise() -> bool:
     )
 
 
+def internal_error(where: str, exc: Exception) -> None:
+    """Count and log ``exc`` (once per site and type); re-raise it under pytest or on request.
+
+    Call from an ``except`` block; :func:`guarded` uses it, and hot paths that inline their own
+    ``try`` (to save the wrapper's call frame) call it directly.
+    """
+    global _count
+    _count += 1
+    if _should_raise():
+        raise exc
+    key = (where, type(exc))
+    if key not in _seen and len(_seen) < 1000:
+        _seen.add(key)
+        logger.error(
+            "otel-cycleguard internal error in %s; your agent is still running fine, "
+            "this span was skipped (further %s errors here are counted, not logged)",
+            where,
+            type(exc).__name__,
+            exc_info=exc,
+        )
+
+
 def guarded(default: Any = None) -> Callable[[F], F]:
     """Decorate a hook so it never raises into the host (returns ``default`` instead)."""
 
@@ -45,19 +67,7 @@ def guarded(default: Any = None) -> Callable[[F], F]:
             try:
                 return func(*args, **kwargs)
             except Exception as exc:
-                global _count
-                _count += 1
-                if _should_raise():
-                    raise
-                key = (where, type(exc))
-                if key not in _seen and len(_seen) < 1000:
-                    _seen.add(key)
-                    logger.exception(
-                        "otel-cycleguard internal error in %s; your agent is still running fine, "
-                        "this span was skipped (further %s errors here are counted, not logged)",
-                        where,
-                        type(exc).__name__,
-                    )
+                internal_error(where, exc)
                 return default
 
         return wrapper  # type: ignore[return-value]

@@ -22,9 +22,9 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import format_trace_id
 
 from otel_cycleguard import conventions
-from otel_cycleguard._errors import guarded
+from otel_cycleguard._errors import guarded, internal_error
 from otel_cycleguard.config import CycleGuardConfig
-from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
 from otel_cycleguard.guard import CycleGuard, Observer
 
 __all__ = ["CycleGuardSpanProcessor", "SpanRef"]
@@ -113,6 +113,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
         self._shutdown = False
+        self._active = self.config.enabled
         self.escalation: Any = None  # the EscalationEngine, when installed with install()
         self.metrics: Any = None
         _register_fork_handler(self)
@@ -174,14 +175,35 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 return
             self._open[span_id] = info
 
-    @guarded()
     def on_end(self, span: ReadableSpan) -> None:
+        # The hot path for every span of the host: inlined guard (no wrapper frame), one dict
+        # pop when something is tracked, and a few `in` tests that rule out most spans before
+        # any classification (only the keys and the span name below can make a tool/model span).
+        try:
+            info = self._open.pop(span.context.span_id, None) if self._open else None
+            if not self._active:
+                return
+            try:
+                attrs = span._attributes._dict  # type: ignore[attr-defined]
+            except AttributeError:
+                attrs = span.attributes or {}
+            if (
+                GENAI_OP not in attrs
+                and OI_KIND not in attrs
+                and TL_KIND not in attrs
+                and "llm.request.type" not in attrs
+                and span.name != "running tool"
+            ):
+                return
+            self._observe_end(span, attrs, info)
+        except Exception as exc:
+            internal_error("CycleGuardSpanProcessor.on_end", exc)
+
+    def _observe_end(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], info: _OpenSpan | None
+    ) -> None:
         context = span.context
-        info = self._open.pop(context.span_id, None) if self._open else None
-        if not self.config.enabled or self._shutdown:
-            return
         name = span.name
-        attrs = _attributes(span)
         role = conventions.classify(name, attrs)
         if role != SpanRole.TOOL and role != SpanRole.MODEL:
             return
@@ -222,6 +244,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
 
     def shutdown(self) -> None:
         self._shutdown = True
+        self._active = False
         self._open.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
