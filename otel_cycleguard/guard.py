@@ -222,3 +222,55 @@ class CycleGuard:
                 logger.exception(
                     "otel-cycleguard observer %r failed in %s; continuing", observer, method
                 )
+
+    # -- persistence (the OTLP service's restart state) -----------------------------------
+
+    def export_sessions(self) -> list[dict[str, Any]]:
+        """Every live session's detector state, oldest first (JSON-compatible, hashes only)."""
+        with self._lock:
+            entries = list(self._sessions.values())
+            out = []
+            for entry in entries:
+                extra = entry.extra
+                out.append(
+                    {
+                        "key": entry.key,
+                        "agent": entry.agent,
+                        "subagent": entry.subagent,
+                        "first_term_step": entry.first_term_step,
+                        "extra": {
+                            k: v
+                            for k, v in (extra or {}).items()
+                            if isinstance(v, bool | int | float | str)
+                        },
+                        "detector": entry.detector.to_state(),
+                    }
+                )
+        return out
+
+    def restore_sessions(self, sessions: Iterable[dict[str, Any]]) -> int:
+        """Re-create sessions saved by :meth:`export_sessions`; returns how many. Observers
+        are not told (a restored session is not a new one). Bad entries are skipped."""
+        restored = 0
+        now = self._clock()
+        for saved in sessions:
+            try:
+                key = str(saved["key"])
+                agent = saved.get("agent")
+                subagent = bool(saved.get("subagent"))
+                detector = self.detector.session(key, agent=agent, subagent=subagent)
+                detector.restore_state(saved["detector"])
+            except Exception:
+                logger.warning("otel-cycleguard: a saved session could not be restored; skipped",
+                               exc_info=True)
+                continue
+            entry = SessionEntry(detector, agent, subagent, now)
+            entry.first_term_step = saved.get("first_term_step")
+            entry.extra = dict(saved.get("extra") or {}) or None
+            with self._lock:
+                self._sessions[key] = entry
+                self._sessions.move_to_end(key)
+                while len(self._sessions) > self.config.max_sessions:
+                    self._sessions.popitem(last=False)
+            restored += 1
+        return restored

@@ -501,6 +501,75 @@ class SessionDetector:
             return CycleClass.MIXED_CYCLE
         return CycleClass.TOOL_CYCLE
 
+    # -- persistence (the OTLP service's restart state) -----------------------------------
+
+    _STATE_DIMENSIONS = (
+        "_identical",
+        "_category",
+        "_pattern",
+        "_poll",
+        "_error",
+        "_text",
+        "_state",
+        "_budget",
+    )
+    # Derived from configuration, never saved: a restart takes them from the current config.
+    _CONFIG_SLOTS = frozenset({"patterns", "scan_chars", "skip_tools", "max_period"})
+
+    def to_state(self) -> dict:
+        """This session's counters and hashes as plain JSON-compatible data (no raw content).
+
+        Restore it with :meth:`restore_state` on a fresh session of the same key.
+        """
+        dims = {}
+        for attr in self._STATE_DIMENSIONS:
+            obj = getattr(self, attr)
+            dims[attr] = {
+                slot: _encode_state(getattr(obj, slot))
+                for slot in type(obj).__slots__
+                if slot not in self._CONFIG_SLOTS and hasattr(obj, slot)
+            }
+        return {
+            "v": 1,
+            "profile": self.profile_name,
+            "max_period": self._pattern.max_period,
+            "tool_calls": self.tool_calls,
+            "model_turns": self.model_turns,
+            "evidence": {
+                "tools": list(self._evidence_tools),
+                "args": list(self._evidence_args),
+                "results": list(self._evidence_results),
+            },
+            "dimensions": dims,
+        }
+
+    def restore_state(self, state: dict) -> None:
+        """Load what :meth:`to_state` saved. A dimension whose saved shape no longer fits the
+        current configuration (another ``max_period`` or state window) starts fresh."""
+        if not isinstance(state, dict) or state.get("v") != 1:
+            raise ValueError("unknown session state format")
+        self.tool_calls = int(state["tool_calls"])
+        self.model_turns = int(state["model_turns"])
+        evidence = state.get("evidence") or {}
+        tools = evidence.get("tools") or []
+        if len(tools) == len(self._evidence_tools):
+            self._evidence_tools = [str(t) for t in tools]
+            self._evidence_args = array("Q", evidence["args"])
+            self._evidence_results = array("Q", evidence["results"])
+        window = self.profile.state_hash.window
+        for attr, slots in (state.get("dimensions") or {}).items():
+            if attr not in self._STATE_DIMENSIONS:
+                continue
+            if attr == "_pattern" and state.get("max_period") != self._pattern.max_period:
+                continue
+            ring = slots.get("ring") if attr == "_state" else None
+            if ring is not None and len(_decode_state(ring)) != window:
+                continue
+            obj = getattr(self, attr)
+            for slot, value in slots.items():
+                if slot in type(obj).__slots__ and slot not in self._CONFIG_SLOTS:
+                    setattr(obj, slot, _decode_state(value))
+
 
 def _normalise_words(text: str) -> list[str]:
     return [w for w in _WORD_SPLIT.split(text.lower()) if w]
@@ -538,3 +607,39 @@ def _explain(
         Dimension.BUDGET: "budget exceeded",
     }[dimension]
     return f"{what} ({level.value} threshold {threshold})"
+
+
+def _encode_state(value: object) -> object:
+    """Dimension state to JSON-compatible data, tagging what JSON cannot say."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, array):
+        return {"$array": value.typecode, "items": value.tolist()}
+    if isinstance(value, Gate):
+        return {"$gate": value.fired}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode_state(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode_state(v) for v in value]
+    if isinstance(value, dict):
+        return {"$dict": [[_encode_state(k), _encode_state(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot save {type(value).__name__} in session state")
+
+
+def _decode_state(value: object) -> object:
+    """The inverse of :func:`_encode_state`."""
+    if isinstance(value, list):
+        return [_decode_state(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$array" in value:
+        return array(value["$array"], value["items"])
+    if "$gate" in value:
+        gate = Gate()
+        gate.fired = int(value["$gate"])
+        return gate
+    if "$tuple" in value:
+        return tuple(_decode_state(v) for v in value["$tuple"])
+    if "$dict" in value:
+        return {_decode_state(k): _decode_state(v) for k, v in value["$dict"]}
+    raise ValueError(f"unknown session state value {value!r:.60}")

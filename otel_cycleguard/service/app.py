@@ -1,0 +1,309 @@
+"""``CycleGuardService``: OTLP receivers feeding the same guard, metrics and escalation as
+the in-process plugin (mirrors :func:`otel_cycleguard.install`, minus the TracerProvider).
+
+The service sees spans after they ended and were exported, so it cannot annotate them:
+signals reach people through ``/metrics``, one structured log line per escalation step,
+``GET /v1/signals``, and the HITL webhook (escalation and termination notices).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from otel_cycleguard.config import CycleGuardConfig
+from otel_cycleguard.detect import Signal
+from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions, WebhookEscalator
+from otel_cycleguard.escalate.progress import DirectoryProgressStore, ProgressStore
+from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
+from otel_cycleguard.metrics import CycleGuardMetrics
+from otel_cycleguard.metrics_observer import MetricsObserver
+from otel_cycleguard.service.engine import ServiceEscalationEngine, ServicePendingDecisions
+from otel_cycleguard.service.ingest import Ingestor
+from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.service.state import StateFile
+
+__all__ = ["CycleGuardService", "ServiceSettings"]
+
+logger = logging.getLogger("otel_cycleguard.service")
+
+DEFAULT_HTTP_PORT = 14318
+DEFAULT_GRPC_PORT = 14317
+
+
+@dataclass
+class ServiceSettings:
+    """How the service listens and protects itself. Ports: 0 = any free port, None = off."""
+
+    host: str = "127.0.0.1"
+    http_port: int | None = DEFAULT_HTTP_PORT
+    grpc_port: int | None = DEFAULT_GRPC_PORT
+    token: str | None = None  # bearer token for ingestion (and /v1/signals)
+    decision_token: str | None = None  # bearer token for the decision endpoint
+    webhook_secret: str | None = None  # HMAC secret: signs webhooks, verifies decisions
+    max_request_bytes: int = 8 * 1024 * 1024  # as received (compressed)
+    max_decompressed_bytes: int = 32 * 1024 * 1024
+    queue_spans: int = 200_000
+    ready_high_water: float = 0.9
+    retry_after_s: float = 2.0
+    max_connections: int = 64
+    grpc_workers: int = 8
+    state_file: str | None = ".cycleguard/service-state.json"
+    snapshot_interval_s: float | None = 30.0
+    drain_timeout_s: float = 30.0
+    webhook_attempt_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_request_bytes", "max_decompressed_bytes", "queue_spans"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.max_connections < 1 or self.grpc_workers < 1:
+            raise ValueError("max_connections and grpc_workers must be >= 1")
+        if self.http_port is None and self.grpc_port is None:
+            raise ValueError("enable at least one of OTLP/HTTP and OTLP/gRPC")
+
+
+class RecentSignals(Observer):
+    """The last signals, for ``GET /v1/signals`` (bounded)."""
+
+    def __init__(self, size: int = 2000) -> None:
+        self._items: deque[dict[str, Any]] = deque(maxlen=size)
+        self._lock = threading.Lock()
+
+    def signals(self, entry: SessionEntry, signals: list[Signal], span_ref: Any) -> None:
+        now = time.time()
+        with self._lock:
+            for s in signals:
+                self._items.append(
+                    {
+                        "time": now,
+                        "session": s.session,
+                        "agent": s.agent,
+                        "dimension": s.dimension.value,
+                        "level": s.level.value,
+                        "streak": s.streak,
+                        "threshold": s.threshold,
+                        "tool": s.tool,
+                        "step": s.step,
+                        "model_turn_index": s.model_turn_index,
+                        "explanation": s.explanation,
+                        "trace_id": getattr(span_ref, "trace_id_hex", None),
+                        "span_id": getattr(span_ref, "span_id_hex", None),
+                    }
+                )
+
+    def list(self, session: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [s for s in self._items if session is None or s["session"] == session]
+
+
+class CycleGuardService:
+    """The OTLP-receiving guard. ``start()``, then ``stop()`` (drains and saves state)."""
+
+    def __init__(
+        self,
+        config: CycleGuardConfig | None = None,
+        settings: ServiceSettings | None = None,
+        *,
+        escalator: Escalator | None = None,
+        progress_store: ProgressStore | None = None,
+        registry: CollectorRegistry | None = None,
+    ) -> None:
+        self.config = config if config is not None else CycleGuardConfig()
+        self.settings = settings if settings is not None else ServiceSettings()
+        self.stopping = threading.Event()
+        self.restored = threading.Event()
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.metrics = CycleGuardMetrics(
+            self.registry, max_tools=self.config.max_tool_label_values
+        )
+        self._requests = Counter(
+            "cycleguard_service_requests",
+            "OTLP export requests by protocol and outcome (accepted, throttled, malformed, "
+            "too_large, unauthenticated, bad_content_type, bad_encoding, no_length, unavailable).",
+            ("protocol", "outcome"),
+            registry=self.registry,
+        )
+        self._spans = Counter(
+            "cycleguard_service_spans",
+            "Spans received, by outcome (accepted, rejected: malformed span in an accepted "
+            "request, throttled: refused with back-pressure).",
+            ("protocol", "outcome"),
+            registry=self.registry,
+        )
+        self.guard = CycleGuard(self.config)
+        self.guard.observers.append(MetricsObserver(self.metrics, self.guard))
+        self.recent = RecentSignals()
+        self.guard.observers.append(self.recent)
+        esc = self.config.escalation
+        self.webhook_secret = self.settings.webhook_secret or esc.webhook_secret
+        self.settings.webhook_secret = self.webhook_secret
+        self.pending: PendingDecisions | None = None
+        if escalator is None and esc.webhook_url:
+            self.pending = ServicePendingDecisions(self.stopping)
+            escalator = WebhookEscalator(
+                esc.webhook_url,
+                secret=self.webhook_secret,
+                include_raw=esc.include_raw,
+                pending=self.pending,
+                timeout_s=self.settings.webhook_attempt_timeout_s,
+            )
+        elif escalator is not None:
+            pending = getattr(escalator, "pending", None)
+            self.pending = pending if isinstance(pending, PendingDecisions) else None
+        self.escalator = escalator
+        self.engine = ServiceEscalationEngine(
+            self.guard,
+            escalator=escalator,
+            store=progress_store
+            if progress_store is not None
+            else DirectoryProgressStore(esc.progress_dir),
+            metrics=self.metrics,
+            stopping=self.stopping,
+        )
+        self.guard.observers.append(self.engine)
+        self.resolver = SessionResolver(
+            self.config.delegating_tools, max_traces=max(self.config.max_sessions * 10, 1000)
+        )
+        self.state = StateFile(self.settings.state_file) if self.settings.state_file else None
+        self.ingestor = Ingestor(
+            self.guard,
+            self.resolver,
+            capacity_spans=self.settings.queue_spans,
+            snapshot=self.save_state if self.state is not None else None,
+            snapshot_interval_s=self.settings.snapshot_interval_s if self.state else None,
+        )
+        Gauge(
+            "cycleguard_service_queue_spans",
+            "Spans accepted and waiting for detection.",
+            registry=self.registry,
+        ).set_function(lambda: self.ingestor.queued)
+        Gauge(
+            "cycleguard_service_queue_capacity_spans",
+            "Capacity of the ingestion queue, in spans.",
+            registry=self.registry,
+        ).set_function(lambda: self.ingestor.capacity)
+        self.http: Any = None
+        self.grpc: Any = None
+        self._stopped = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> CycleGuardService:
+        """Restore saved state, start the worker, then open the ports."""
+        from otel_cycleguard.service.grpc_receiver import GrpcReceiver
+        from otel_cycleguard.service.http_receiver import HttpReceiver
+
+        self.load_state()
+        self.ingestor.start()
+        s = self.settings
+        if s.http_port is not None:
+            self.http = HttpReceiver(self, s.host, s.http_port)
+            self.http.start()
+        if s.grpc_port is not None:
+            self.grpc = GrpcReceiver(self, s.host, s.grpc_port)
+            self.grpc.start()
+        self.restored.set()
+        logger.info("cycleguard serve listening: %s", self.describe())
+        return self
+
+    def describe(self) -> str:
+        parts = []
+        if self.http is not None:
+            parts.append("otlp_http=%s:%d" % self.http.address)
+        if self.grpc is not None:
+            parts.append("otlp_grpc=%s:%d" % self.grpc.address)
+        return " ".join(parts)
+
+    def stop(self) -> bool:
+        """Graceful shutdown: refuse new data (503/UNAVAILABLE), drain the queue, stop the
+        escalation workers (pending human decisions stay pending), save state. True when
+        everything accepted was processed."""
+        if self._stopped:
+            return True
+        self._stopped = True
+        self.stopping.set()
+        if self.grpc is not None:
+            self.grpc.stop(grace_s=2.0)
+        drained = self.ingestor.drain(self.settings.drain_timeout_s)
+        if not drained:
+            logger.error(
+                "cycleguard serve: %d spans still queued after %.0fs",
+                self.ingestor.queued,
+                self.settings.drain_timeout_s,
+            )
+        self.engine.shutdown(wait=True)
+        self.save_state()
+        if self.http is not None:
+            self.http.stop()
+        logger.info(
+            "cycleguard serve stopped: %d spans processed, state %s",
+            self.ingestor.processed,
+            "saved" if self.state else "not kept (no state file)",
+        )
+        return drained
+
+    # -- readiness and accounting ----------------------------------------------------------
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        queued = self.ingestor.queued
+        detail = {
+            "queue_spans": queued,
+            "queue_capacity": self.ingestor.capacity,
+            "sessions": len(self.guard),
+            "restored": self.restored.is_set(),
+            "stopping": self.stopping.is_set(),
+        }
+        ready = (
+            self.restored.is_set()
+            and not self.stopping.is_set()
+            and queued < self.ingestor.capacity * self.settings.ready_high_water
+        )
+        return ready, detail
+
+    def count_request(
+        self, protocol: str, outcome: str, *, spans: int = 0, rejected: int = 0
+    ) -> None:
+        self._requests.labels(protocol=protocol, outcome=outcome).inc()
+        if spans:
+            kind = "throttled" if outcome == "throttled" else "accepted"
+            self._spans.labels(protocol=protocol, outcome=kind).inc(spans)
+        if rejected:
+            self._spans.labels(protocol=protocol, outcome="rejected").inc(rejected)
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def save_state(self) -> None:
+        """Snapshot sessions, trace bindings, ladders and pending escalations (atomic)."""
+        if self.state is None:
+            return
+        self.state.save(
+            {
+                "sessions": self.guard.export_sessions(),
+                "traces": self.resolver.export_state(),
+                "escalation": self.engine.export_state(),
+            }
+        )
+
+    def load_state(self) -> None:
+        if self.state is None:
+            return
+        data = self.state.load()
+        if data is None:
+            return
+        sessions = self.guard.restore_sessions(data.get("sessions") or ())
+        self.resolver.restore_state(data.get("traces") or ())
+        resumed = self.engine.restore_state(data.get("escalation") or {})
+        self.metrics.set_sessions_active(len(self.guard))
+        logger.info(
+            "cycleguard serve: restored %d sessions and %d pending escalations from %s",
+            sessions,
+            resumed,
+            self.state.path,
+        )

@@ -1,0 +1,149 @@
+"""OTLP payloads (protobuf ``ExportTraceServiceRequest`` or OTLP/JSON) to :class:`SpanData`.
+
+The protobuf path is the hot one: it reads the generated message directly (upb-backed), turns
+ids into hex with ``bytes.hex()`` and attribute values with one ``WhichOneof`` each. Spans that
+cannot be used (missing or wrongly sized ids, no name) are counted as rejected, with the first
+reason kept for the OTLP partial-success message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_cycleguard.analyze.otlp import spans_from_resource_spans
+from otel_cycleguard.spans import SpanData, SpanEvent
+
+__all__ = ["Converted", "from_json", "from_protobuf", "from_request"]
+
+_STATUS_ERROR = 2
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+class Converted:
+    """The usable spans of one request and how many were rejected (with the first reason)."""
+
+    __slots__ = ("rejected", "reason", "spans")
+
+    def __init__(self) -> None:
+        self.spans: list[SpanData] = []
+        self.rejected = 0
+        self.reason: str | None = None
+
+    def reject(self, reason: str) -> None:
+        self.rejected += 1
+        if self.reason is None:
+            self.reason = reason
+
+
+def _value(v: Any) -> Any:
+    kind = v.WhichOneof("value")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "int_value":
+        return v.int_value
+    if kind == "bool_value":
+        return v.bool_value
+    if kind == "double_value":
+        return v.double_value
+    if kind == "array_value":
+        return tuple(_value(item) for item in v.array_value.values)
+    if kind == "kvlist_value":
+        return _attributes(v.kvlist_value.values)
+    if kind == "bytes_value":
+        return v.bytes_value.hex()
+    return None
+
+
+def _attributes(items: Iterable[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in items:
+        v = kv.value
+        kind = v.WhichOneof("value")
+        # Inline the common cases: most attributes are strings or ints.
+        if kind == "string_value":
+            out[kv.key] = v.string_value
+        elif kind == "int_value":
+            out[kv.key] = v.int_value
+        elif kind is not None:
+            value = _value(v)
+            if value is not None:
+                out[kv.key] = value
+    return out
+
+
+def from_request(request: ExportTraceServiceRequest) -> Converted:
+    """Convert a parsed ``ExportTraceServiceRequest`` (what gRPC hands over)."""
+    out = Converted()
+    spans = out.spans
+    append = spans.append
+    for rs in request.resource_spans:
+        resource = _attributes(rs.resource.attributes) if rs.HasField("resource") else {}
+        for ss in rs.scope_spans:
+            for span in ss.spans:
+                trace_id = span.trace_id
+                span_id = span.span_id
+                if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+                    out.reject(f"span {span.name!r}: trace_id must be 16 non-zero bytes")
+                    continue
+                if len(span_id) != 8 or span_id == _ZERO_SPAN:
+                    out.reject(f"span {span.name!r}: span_id must be 8 non-zero bytes")
+                    continue
+                name = span.name
+                if not name:
+                    out.reject(f"span {span_id.hex()}: no name")
+                    continue
+                parent = span.parent_span_id
+                events = span.events
+                status = span.status
+                append(
+                    SpanData(
+                        trace_id.hex(),
+                        span_id.hex(),
+                        name,
+                        parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
+                        span.start_time_unix_nano,
+                        span.end_time_unix_nano,
+                        _attributes(span.attributes),
+                        tuple(
+                            SpanEvent(e.name, _attributes(e.attributes), e.time_unix_nano)
+                            for e in events
+                        )
+                        if events
+                        else (),
+                        status.code == _STATUS_ERROR,
+                        status.message or None,
+                        resource,
+                    )
+                )
+    return out
+
+
+def from_protobuf(body: bytes) -> Converted:
+    """Parse and convert an OTLP/HTTP protobuf body; raises ``ValueError`` when unparseable."""
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except Exception as exc:  # google.protobuf.message.DecodeError and friends
+        raise ValueError(f"not a valid ExportTraceServiceRequest protobuf ({exc})") from None
+    return from_request(request)
+
+
+def from_json(body: bytes) -> Converted:
+    """Parse and convert an OTLP/JSON body; raises ``ValueError`` when it is not OTLP/JSON."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError("an OTLP/JSON body must be an object with resourceSpans")
+    blocks = data.get("resourceSpans", [])
+    if not isinstance(blocks, list):
+        raise ValueError("resourceSpans must be a list")
+    out = Converted()
+    out.spans.extend(spans_from_resource_spans(blocks, out.reject))
+    return out

@@ -1,0 +1,205 @@
+"""The bounded ingestion queue and the single worker that feeds the guard.
+
+Receivers (OTLP/HTTP handler threads, gRPC workers) convert a request, then ``offer`` its spans
+as one item. The queue is bounded in *spans*: an item that does not fit is refused whole and
+the receiver answers with OTLP back-pressure (HTTP 429 / gRPC ``RESOURCE_EXHAUSTED`` with a
+retry hint), so the sender keeps the data and retries. Once accepted, spans are never dropped:
+shutdown drains the queue before the state is saved.
+
+One worker thread resolves sessions and runs detection, so the spans of a session are
+processed in arrival order and the resolver needs no lock. It also takes the periodic state
+snapshot *between* items, so a snapshot is always consistent with what was processed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+
+from otel_cycleguard import conventions
+from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.spans import SpanData
+
+__all__ = ["Ingestor", "ServiceSpanRef"]
+
+logger = logging.getLogger("otel_cycleguard.service")
+
+
+class ServiceSpanRef:
+    """Identifies the span a signal fired on (the service cannot annotate it: it has ended)."""
+
+    __slots__ = ("end_ns", "span_id_hex", "trace_id_hex")
+
+    def __init__(self, trace_id: str, span_id: str, end_ns: int) -> None:
+        self.trace_id_hex = trace_id
+        self.span_id_hex = span_id
+        self.end_ns = end_ns
+
+
+class Ingestor:
+    """Bounded span queue + one detection worker."""
+
+    def __init__(
+        self,
+        guard: CycleGuard,
+        resolver: SessionResolver,
+        *,
+        capacity_spans: int = 200_000,
+        snapshot: Callable[[], None] | None = None,
+        snapshot_interval_s: float | None = None,
+        on_processed: Callable[[int], None] | None = None,
+    ) -> None:
+        if capacity_spans < 1:
+            raise ValueError("capacity_spans must be >= 1")
+        self.guard = guard
+        self.resolver = resolver
+        self.capacity = capacity_spans
+        self._items: deque[list[SpanData]] = deque()
+        self._queued = 0
+        self._busy = 0  # spans taken by the worker but not yet processed
+        self._cond = threading.Condition()
+        self._stop = False
+        self._snapshot = snapshot
+        self._interval = snapshot_interval_s
+        self._next_snapshot = time.monotonic() + (snapshot_interval_s or 0)
+        self._on_processed = on_processed
+        self.processed = 0
+        self.accepted = 0
+        self.refused = 0
+        self._state_attribute = next(iter(guard.config.profiles.values())).state_hash.attribute
+        self._worker = threading.Thread(target=self._run, name="cycleguard-ingest", daemon=True)
+
+    def start(self) -> None:
+        self._worker.start()
+
+    # -- receivers' side -----------------------------------------------------------------
+
+    def offer(self, spans: list[SpanData]) -> bool:
+        """Queue one request's spans; False (nothing queued) when they do not fit."""
+        n = len(spans)
+        if n == 0:
+            return True
+        with self._cond:
+            if self._stop or self._queued + n > self.capacity:
+                self.refused += n
+                return False
+            self._items.append(spans)
+            self._queued += n
+            self.accepted += n
+            self._cond.notify()
+        return True
+
+    @property
+    def queued(self) -> int:
+        """Spans accepted and not yet processed."""
+        return self._queued + self._busy
+
+    def fill_ratio(self) -> float:
+        return self.queued / self.capacity
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def drain(self, timeout_s: float = 30.0) -> bool:
+        """Refuse new spans, process everything queued, stop the worker. True when drained."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        self._worker.join(timeout_s)
+        return not self._worker.is_alive() and self.queued == 0
+
+    def wait_idle(self, timeout_s: float = 10.0) -> bool:
+        """Block until everything accepted so far has been processed (tests, benchmarks)."""
+        end = time.monotonic() + timeout_s
+        with self._cond:
+            while self._queued or self._busy:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    # -- worker --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._items and not self._stop:
+                    timeout = None
+                    if self._interval:
+                        timeout = max(0.0, self._next_snapshot - time.monotonic())
+                    cond.wait(timeout)
+                    if self._interval and time.monotonic() >= self._next_snapshot:
+                        break
+                item = self._items.popleft() if self._items else None
+                if item is not None:
+                    self._queued -= len(item)
+                    self._busy = len(item)
+                elif self._stop:
+                    return
+            if item is not None:
+                try:
+                    self.process(item)
+                except Exception:  # a bug must not stop ingestion
+                    logger.exception("cycleguard serve: a batch failed in detection; continuing")
+                finally:
+                    with cond:
+                        self._busy = 0
+                        self.processed += len(item)
+                        cond.notify_all()
+                if self._on_processed is not None:
+                    self._on_processed(len(item))
+            if self._interval and time.monotonic() >= self._next_snapshot:
+                self._next_snapshot = time.monotonic() + self._interval
+                self._take_snapshot()
+
+    def _take_snapshot(self) -> None:
+        if self._snapshot is None:
+            return
+        try:
+            self._snapshot()
+        except Exception:
+            logger.exception("cycleguard serve: periodic state snapshot failed")
+
+    def process(self, spans: list[SpanData]) -> None:
+        """Resolve and detect on one request's spans (runs on the worker thread)."""
+        guard = self.guard
+        state_attribute = self._state_attribute
+        for r in self.resolver.resolve(spans):
+            span = r.span
+            attrs = span.attributes
+            ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
+            if r.role == SpanRole.TOOL:
+                call = conventions.tool_call_from(
+                    span.name,
+                    attrs,
+                    status_error=span.status_error,
+                    event_names=(e.name for e in span.events) if span.events else (),
+                    start_ns=span.start_ns,
+                    end_ns=span.end_ns,
+                    span_id=span.span_id,
+                    state_attribute=state_attribute,
+                )
+                guard.observe_tool_call(
+                    r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
+                )
+            else:
+                turn = conventions.model_turn_from(
+                    attrs,
+                    events=((e.name, e.attributes) for e in span.events),
+                    start_ns=span.start_ns,
+                    end_ns=span.end_ns,
+                    span_id=span.span_id,
+                    state_attribute=state_attribute,
+                )
+                guard.observe_model_turn(
+                    r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
+                )
+
+

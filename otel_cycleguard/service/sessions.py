@@ -1,0 +1,185 @@
+"""Which session an *ended* span belongs to, when spans arrive late and out of order.
+
+In-process, the span processor sees a span start while its ancestors are still open and
+inherits their session. The service only sees ended spans, batched by the agent's exporter
+(and maybe a Collector), in end order: a tool span arrives *before* the agent span that
+carries ``gen_ai.conversation.id``, which ends last, possibly minutes later in another batch.
+Resolution is therefore, for each tool or model span:
+
+1. the span's **own** session attribute (``gen_ai.conversation.id``, ``session.id``, Traceloop
+   association properties); OpenInference and Traceloop put it on every span;
+2. else the session its **trace** was bound to by an earlier span (sticky: a trace that started
+   under its trace id keeps that key even when a later batch reveals an ancestor's id, so a
+   loop's counters never split in two);
+3. else an **ancestor's** session attribute, looked up through the parent chain among the spans
+   of the same request and a bounded cache of recently seen agent/hinted spans;
+4. else the **trace id**.
+
+The first resolution binds the trace (LRU-bounded, persisted across restarts). Agent names are
+found the same way (own attributes, ancestors, trace binding). A span is treated as part of a
+sub-agent (stricter ``subagent`` profile) when its visible ancestor chain crosses a delegating
+tool span; since that tool span ends after its children, a delegated child agent gets its own
+session only when its spans carry their own conversation id. Conversations that span several
+traces are one session exactly when their spans carry the conversation id (which is also what
+the Collector's load-balancing exporter needs to route them to one instance).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from otel_cycleguard import conventions
+from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.spans import SpanData
+
+__all__ = ["Resolved", "SessionResolver"]
+
+_MAX_HOPS = 32
+
+
+class _Known:
+    __slots__ = ("agent", "delegating", "hint", "parent")
+
+    def __init__(self, parent: str | None, hint: str | None, agent: str | None, delegating: bool):
+        self.parent = parent
+        self.hint = hint
+        self.agent = agent
+        self.delegating = delegating
+
+
+class Resolved:
+    """A tool or model span with its session, agent name and sub-agent flag."""
+
+    __slots__ = ("agent", "role", "session", "span", "subagent")
+
+    def __init__(self, span: SpanData, role: str, session: str, agent: str | None, subagent: bool):
+        self.span = span
+        self.role = role
+        self.session = session
+        self.agent = agent
+        self.subagent = subagent
+
+
+class SessionResolver:
+    """Resolves sessions batch by batch. Not thread-safe: the ingestion worker owns it."""
+
+    def __init__(
+        self,
+        delegating_tools: Iterable[str] = (),
+        *,
+        max_traces: int = 100_000,
+        max_known_spans: int = 100_000,
+    ) -> None:
+        self._delegating = frozenset(t.lower() for t in delegating_tools)
+        self._traces: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
+        self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._max_traces = max_traces
+        self._max_known = max_known_spans
+
+    def resolve(self, spans: list[SpanData]) -> Iterator[Resolved]:
+        """Yield the tool and model spans of one request, in arrival order, resolved."""
+        batch: dict[str, SpanData] | None = None
+        classify = conventions.classify
+        for span in spans:
+            attrs = span.attributes
+            role = classify(span.name, attrs)
+            if role != SpanRole.TOOL and role != SpanRole.MODEL:
+                if role == SpanRole.AGENT or (
+                    role != SpanRole.OWN and conventions.session_hint(attrs) is not None
+                ):
+                    self._remember(span, role, attrs)
+                continue
+            if role == SpanRole.TOOL and self._delegating and self._is_delegating(span, attrs):
+                self._remember(span, role, attrs)
+            own = conventions.session_hint(attrs)
+            agent = conventions.agent_name("", attrs)
+            bound = self._traces.get(span.trace_id)
+            hint = None
+            subagent = False
+            if span.parent_span_id is not None and (
+                own is None or agent is None or self._delegating
+            ):
+                if batch is None:
+                    batch = {s.span_id: s for s in spans}
+                hint, up_agent, subagent = self._ancestors(span.parent_span_id, batch)
+                agent = agent or up_agent
+            if own is not None:
+                session = own
+            elif bound is not None:
+                session = bound[0]
+            else:
+                session = hint or span.trace_id
+            if agent is None and bound is not None:
+                agent = bound[1]
+            if bound is None or (bound[1] is None and agent is not None and bound[0] == session):
+                self._bind(span.trace_id, session, agent)
+            yield Resolved(span, role, session, agent, subagent)
+
+    # -- persistence ---------------------------------------------------------------------
+
+    def export_state(self) -> list[list[Any]]:
+        """The trace bindings, oldest first: ``[trace_id, session, agent]``."""
+        return [[t, s, a] for t, (s, a) in self._traces.items()]
+
+    def restore_state(self, bindings: Iterable[Any]) -> None:
+        for item in bindings:
+            if isinstance(item, list | tuple) and len(item) == 3 and isinstance(item[1], str):
+                self._bind(str(item[0]), item[1], item[2] if isinstance(item[2], str) else None)
+
+    def __len__(self) -> int:
+        return len(self._traces)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _is_delegating(self, span: SpanData, attrs: Any) -> bool:
+        return conventions.is_delegating_tool(span.name, attrs, self._delegating)
+
+    def _bind(self, trace_id: str, session: str, agent: str | None) -> None:
+        traces = self._traces
+        traces[trace_id] = (session, agent)
+        traces.move_to_end(trace_id)
+        if len(traces) > self._max_traces:
+            traces.popitem(last=False)
+
+    def _remember(self, span: SpanData, role: str, attrs: Any) -> None:
+        known = self._known
+        known[span.span_id] = _Known(
+            span.parent_span_id,
+            conventions.session_hint(attrs),
+            conventions.agent_name(span.name, attrs),
+            role == SpanRole.TOOL and self._is_delegating(span, attrs),
+        )
+        if len(known) > self._max_known:
+            known.popitem(last=False)
+
+    def _ancestors(
+        self, parent: str | None, batch: dict[str, SpanData]
+    ) -> tuple[str | None, str | None, bool]:
+        """(first ancestor session hint, first ancestor agent name, crosses a delegating tool)."""
+        hint = agent = None
+        subagent = False
+        hops = 0
+        while parent is not None and hops < _MAX_HOPS:
+            hops += 1
+            span = batch.get(parent)
+            if span is not None:
+                attrs = span.attributes
+                role = conventions.classify(span.name, attrs)
+                if hint is None:
+                    hint = conventions.session_hint(attrs)
+                if agent is None and role == SpanRole.AGENT:
+                    agent = conventions.agent_name(span.name, attrs)
+                if role == SpanRole.TOOL and self._delegating and self._is_delegating(span, attrs):
+                    subagent = True
+                parent = span.parent_span_id
+                continue
+            known = self._known.get(parent)
+            if known is None:
+                break
+            hint = hint or known.hint
+            agent = agent or known.agent
+            subagent = subagent or known.delegating
+            parent = known.parent
+        return hint, agent, subagent
