@@ -55,7 +55,8 @@ table.sum th{background:#f6f8fa}
 .sess.loop{border-color:#cf222e}
 .sess h3{font-size:14px;margin:0 0 2px;word-break:break-all}
 .meta{font-size:12px;color:#57606a;margin-bottom:4px}
-.tl{display:flex;flex-wrap:wrap;gap:2px 1px;padding-top:18px;line-height:0}
+.tl{display:flex;flex-wrap:wrap;gap:2px 1px;padding-top:30px;line-height:0}
+.tl.rows{row-gap:32px}
 .c{position:relative;display:inline-block;width:10px;height:20px;border-radius:2px;
  border-bottom:4px solid transparent;box-sizing:content-box}
 .c.mt{width:4px;background:#c9ced6}
@@ -65,6 +66,7 @@ table.sum th{background:#f6f8fa}
 .c.after{opacity:.3}
 .m{position:absolute;bottom:25px;left:-2px;font-size:10px;line-height:12px;padding:0 3px;
  border-radius:3px;white-space:nowrap;color:#fff;z-index:1}
+.m.up{bottom:38px}
 .m.self_heal{background:#1a7f37}.m.hitl{background:#8250df}.m.terminate{background:#cf222e}
 .badge{display:inline-block;font-size:11px;padding:0 6px;border-radius:10px;margin-left:6px;
  color:#fff;vertical-align:1px}
@@ -231,15 +233,23 @@ def _session(report: SessionReport, colours: dict[str, str]) -> str:
         out.append("<ul class='eps'>")
         for episode in eps:
             end = _STAGE_LABEL.get(episode.end_stage or "", "")
-            first = episode.signals[0]
+            first, last = episode.signals[0], episode.signals[-1]
+            span = _where(first)
+            if last is not first:
+                span += f" → {_where(last)}"
             out.append(
-                f"<li>{_e(episode.dimension)} ({episode.level}) steps {episode.start_sequence}"
-                f"–{episode.end_sequence}{': ' + _e(end) if end else ''} — "
-                f"{_e(first.explanation)}</li>"
+                f"<li><b>{_e(episode.dimension)}</b> ({episode.level}) {span}"
+                f"{': ' + _e(end) if end else ''} — {_e(last.explanation)}</li>"
             )
         out.append("</ul>")
     out.append("</div>")
     return "".join(out)
+
+
+def _where(signal) -> str:
+    if signal.tool_call_index is not None:
+        return f"call {signal.tool_call_index}"
+    return f"turn {signal.model_turn_index}"
 
 
 def _timeline(report: SessionReport, colours: dict[str, str]) -> str:
@@ -271,7 +281,7 @@ def _timeline(report: SessionReport, colours: dict[str, str]) -> str:
             )
     stop = report.terminated_at.sequence if report.terminated_at is not None else None
     cells: list[str] = []
-    tool_index = turn_index = 0
+    tool_index = turn_index = marked = 0
     for i, step in enumerate(steps):
         classes = ["c"]
         if step.tool is None:
@@ -299,6 +309,9 @@ def _timeline(report: SessionReport, colours: dict[str, str]) -> str:
         label = ""
         if i in marks:
             stage = "terminate" if "terminate" in marks[i] else marks[i][-1]
-            label = f"<span class='m {stage}'>{_STAGE_LABEL[stage]}</span>"
+            up = " up" if marked % 2 else ""
+            marked += 1
+            label = f"<span class='m {stage}{up}'>{_STAGE_LABEL[stage]}</span>"
         cells.append(f"<span class='{' '.join(classes)}'{style} title='{_e(title)}'>{label}</span>")
-    return f"<div class='tl'>{''.join(cells)}</div>"
+    rows = " rows" if marks else ""
+    return f"<div class='tl{rows}'>{''.join(cells)}</div>"
