@@ -143,14 +143,25 @@ class CycleGuardSpanProcessor(SpanProcessor):
             return  # nothing to pass on: leave no state behind
         span_id = span.context.span_id
         if role == SpanRole.AGENT:
-            agent = conventions.agent_name(name, attrs)
-            subagent = parent_info is not None and (parent_info.delegating or parent_info.in_agent)
-            outer = parent_info.session if subagent and parent_info is not None else None
+            # A child agent is delegated work (its own session, the subagent profile) only when
+            # a tool span lies between it and the outer agent. An agent span directly inside
+            # another (framework wrappers such as OpenInference's "Agent workflow") continues
+            # the outer run: same session, same profile.
+            delegated = parent_info is not None and parent_info.delegating
+            agent = conventions.agent_name(name, attrs) or (
+                parent_info.agent if parent_info is not None else None
+            )
+            outer = parent_info.session if delegated and parent_info is not None else None
+            if delegated:
+                subagent = True
+            else:
+                subagent = parent_info.subagent if parent_info is not None else False
+                outer = parent_info.outer if parent_info is not None else None
             if hint is not None and hint != outer:
                 session = hint
-            elif subagent and parent_info is not None and parent_info.session is not None:
+            elif delegated and parent_info is not None and parent_info.session is not None:
                 session = f"{parent_info.session}/sub:{span_id:016x}"
-            elif parent_info is not None and parent_info.session is not None and not subagent:
+            elif parent_info is not None and parent_info.session is not None:
                 session = parent_info.session
             else:
                 session = self._baggage_session(parent_context) or format_trace_id(
@@ -166,7 +177,9 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 inherited.agent,
                 inherited.in_agent,
                 inherited.subagent,
-                role == SpanRole.TOOL and self._is_delegating(name, attrs),
+                # Inside an agent every tool call may run a child agent (agents as tools);
+                # outside one only the configured delegating tools are tracked.
+                role == SpanRole.TOOL or inherited.delegating,
                 inherited.outer,
             )
         with self._open_lock:

@@ -145,7 +145,7 @@ def test_identical_grep_loop_is_detected_at_the_third_and_fifth_call(
     assert json.loads(first["input.value"]) == LOOP_ARGS[0]
     assert first["output.value"] == grep_files(**LOOP_ARGS[0])
 
-    # The session key is checked by test_session_key below (strict xfail, processor bug).
+    # The session key is checked by test_session_key below.
     assert_loop_detected(instrumented, spans, session=None, profile=None)
 
 
@@ -159,13 +159,6 @@ def test_six_different_searches_are_not_a_loop(instrumented: Guarded) -> None:
     assert_no_identical_call(instrumented, spans, session=None)  # key: test_session_key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="processor.py makes an AGENT span under an AGENT span a sub-agent; OpenInference wraps "
-    "every openai-agents run in an AGENT-kind root span named after the workflow ('Agent "
-    "workflow'), so the run's session becomes '<session.id or trace id>/sub:<agent span id>' "
-    "with the 'subagent' profile (SPEC §2: a sub-agent runs under a delegate_task-like tool span)",
-)
 @pytest.mark.parametrize("session_id", ["oai-session-key", None], ids=["session.id", "trace-id"])
 def test_session_key(instrumented: Guarded, session_id: str | None) -> None:
     """Session: OpenInference ``session.id`` (``using_session``) when set, else the trace id;
