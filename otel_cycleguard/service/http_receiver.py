@@ -90,6 +90,15 @@ class _Server(ThreadingHTTPServer):
         )
         thread.start()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            logger.debug("http connection from %s dropped: %s", client_address, exc)
+        else:
+            logger.exception("cycleguard serve: HTTP handler failed for %s", client_address)
+
     def _serve_one(self, request: Any, client_address: Any) -> None:
         try:
             self.process_request_thread(request, client_address)
