@@ -268,6 +268,12 @@ def _is_readonly_command(arguments: Any) -> bool:
         text = _command_text(arguments)
         if not text or len(text) > 4096 or _SEPARATORS.search(text):
             return False
+        # Fast exit before shlex (the costly part): a first word that is not on the read-only
+        # list can only make the command an action (quoting it, `'cat'`, errs the same way).
+        head = text.split("|", 1)[0].split(None, 1)
+        first = head[0].rsplit("/", 1)[-1] if head else ""
+        if first not in _READONLY_COMMANDS and first != "git":
+            return False
         for stage in text.split("|"):
             words = shlex.split(stage)
             if not words:

@@ -7,6 +7,7 @@ hashes and small integers in fixed windows: it never grows with the length of th
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from array import array
@@ -301,7 +302,7 @@ class ErrorStreak:
             else None
         )
         self.scan_chars = config.max_scan_chars
-        self.skip_tools = frozenset(t.lower() for t in config.non_failing_tools)
+        self.skip_tools = _lowered(config.non_failing_tools)  # shared, not one set per session
 
     def is_failure(self, tool: str, error: bool, result_text: str | None) -> bool:
         if tool.lower() in self.skip_tools:
@@ -313,16 +314,17 @@ class ErrorStreak:
         return False
 
     def observe(self, tool: str, failed: bool) -> int:
-        if self.per_tool is None:
-            self.per_tool = {}
         if failed:
+            if self.per_tool is None:  # created on the first failure: most sessions never fail
+                self.per_tool = {}
             self.global_count += 1
             if tool not in self.per_tool and len(self.per_tool) >= self._MAX_TOOLS:
                 self.per_tool.pop(next(iter(self.per_tool)))
             self.per_tool[tool] = self.per_tool.get(tool, 0) + 1
         else:
             self.global_count = 0
-            self.per_tool.pop(tool, None)
+            if self.per_tool:
+                self.per_tool.pop(tool, None)
         longest = max(self.per_tool.values()) if self.per_tool else 0
         return max(self.global_count, longest)
 
@@ -331,6 +333,11 @@ class ErrorStreak:
         if self.per_tool:
             self.per_tool.clear()
         self.gate.reset()
+
+
+@functools.lru_cache(maxsize=64)
+def _lowered(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(n.lower() for n in names)
 
 
 class TextLoop:

@@ -29,7 +29,7 @@ __all__ = [
     "hex_digest",
 ]
 
-# Each alternative starts with a digit or a fixed literal so the regex engine can skip text fast.
+# The documented default masks (the reference; ``Normalizer`` runs a faster equivalent).
 DEFAULT_MASK_PATTERNS: tuple[str, ...] = (
     # ISO-8601 and log timestamps: 2024-01-02T03:04:05.123Z, 2024/01/02 03:04:05
     r"\d{4}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?",
@@ -49,6 +49,36 @@ DEFAULT_MASK_PATTERNS: tuple[str, ...] = (
     # decimals with a fraction (0.123): timings, memory figures
     r"\d+\.\d{2,}",
 )
+
+_HEX = "[0-9a-fA-F]"
+_UUID_TAIL = rf"{_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
+# The defaults above, refactored for speed (same matches: a differential property test checks
+# it). A single alternation makes the engine try all nine alternatives at every character; here
+# each regex starts with one character class, so the engine skips straight to candidate
+# characters (CPython's sre "charset prefix"), and the alternatives continue from there.
+# Letter-led matches (UUIDs and hex ids that start with a letter, ``pid N``) are replaced first,
+# by a placeholder that is a word character like the text it replaces, so that the digit-led
+# pass sees the same word boundaries as the single alternation would.
+_LETTER_LED = re.compile(
+    r"[a-fA-FpP](?:"
+    rf"(?<=[a-fA-F]){_UUID_TAIL}"
+    r"|(?<!\w[a-f])(?<=[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b"
+    r"|(?<=[pP])[iI][dD][=: ]\s*\d+"
+    r")"
+)
+_DIGIT_LED = re.compile(
+    r"\d(?:"
+    r"\d{3}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?"
+    r"|\d:\d\d:\d\d(?:[.,]\d+)?"
+    rf"|{_UUID_TAIL}"
+    r"|(?<=0)x[0-9a-fA-F]+"
+    r"|(?<!\w\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
+    r"|\d*(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b"
+    r"|\d{3,}"
+    r"|\d*\.\d{2,}"
+    r")"
+)
+_PLACEHOLDER = "\u02b0"  # a letter (so \w) that real text practically never contains
 
 _DIGITS = b"0123456789"
 _JSON_OPENERS = ("{", "[")
@@ -125,7 +155,7 @@ class Normalizer:
     folded, so the cost per call stays bounded whatever the result size.
     """
 
-    __slots__ = ("_fold", "_mask", "_max_mask_chars", "_result_fields")
+    __slots__ = ("_fast", "_fold", "_mask", "_max_mask_chars", "_result_fields")
 
     def __init__(
         self,
@@ -138,7 +168,13 @@ class Normalizer:
         patterns = (
             (*DEFAULT_MASK_PATTERNS, *mask_patterns) if mask_defaults else tuple(mask_patterns)
         )
-        self._mask = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        # Defaults alone take the fast two-pass path; with custom patterns, one alternation.
+        self._fast = mask_defaults and not mask_patterns
+        self._mask = (
+            re.compile("|".join(f"(?:{p})" for p in patterns))
+            if patterns and not self._fast
+            else None
+        )
         self._result_fields = {k.lower(): tuple(v) for k, v in (result_fields or {}).items()}
         self._max_mask_chars = max(64, max_mask_chars)
         self._fold = bytes.maketrans(_DIGITS, b"0" * 10)
@@ -149,6 +185,9 @@ class Normalizer:
 
     def mask(self, text: str) -> str:
         """``text`` with volatile content replaced by ``#``."""
+        if self._fast:
+            text = _DIGIT_LED.sub(_MASK, _LETTER_LED.sub(_PLACEHOLDER, text))
+            return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
         if self._mask is None:
             return text
         return self._mask.sub(_MASK, text)

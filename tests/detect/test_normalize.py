@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from otel_cycleguard.config import load_config
 from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
-from otel_cycleguard.detect.normalize import Normalizer, canonical_json
+from otel_cycleguard.detect.normalize import DEFAULT_MASK_PATTERNS, Normalizer, canonical_json
 
 N = Normalizer()
 
@@ -233,3 +234,20 @@ def test_dict_and_its_json_text_always_hash_alike(value):
 @given(text=st.text(max_size=300))
 def test_masking_is_idempotent(text):
     assert N.mask(N.mask(text)) == N.mask(text)
+
+
+REFERENCE_MASK = re.compile("|".join(f"(?:{p})" for p in DEFAULT_MASK_PATTERNS))
+VOLATILE_ALPHABET = st.sampled_from(
+    [*"0123456789abcdefABCDEFxpidPID-:/. T+Z,=smun_#\n", "µs", "sec", "pid ", "0x", "ms "]
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(VOLATILE_ALPHABET, max_size=40).map("".join) | st.text(max_size=60))
+def test_fast_default_mask_equals_the_documented_single_alternation(text):
+    assert N.mask(text) == REFERENCE_MASK.sub("#", text)
+
+
+def test_custom_patterns_and_defaults_mask_together():
+    both = Normalizer([r"req-[a-z]+"])
+    assert both.mask("req-abc at line 12345 pid 7") == "# at line # #"
