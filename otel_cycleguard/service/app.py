@@ -189,6 +189,11 @@ class CycleGuardService:
             "Capacity of the ingestion queue, in spans.",
             registry=self.registry,
         ).set_function(lambda: self.ingestor.capacity)
+        Gauge(
+            "cycleguard_service_spans_processed",
+            "Spans that went through session resolution and detection since start.",
+            registry=self.registry,
+        ).set_function(lambda: self.ingestor.processed)
         self.http: Any = None
         self.grpc: Any = None
         self._stopped = False
