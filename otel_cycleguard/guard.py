@@ -52,6 +52,9 @@ class Observer:
     def session_evicted(self, entry: SessionEntry, cause: str) -> None:
         """A session was dropped: ``cause`` is ``lru`` (table full) or ``idle`` (TTL)."""
 
+    def session_ended(self, entry: SessionEntry) -> None:
+        """The run that owns the session finished (its root agent span ended)."""
+
     def tool_call(self, entry: SessionEntry, call: ToolCall) -> None:
         """A tool call was observed (after detection)."""
 
@@ -127,6 +130,13 @@ class CycleGuard:
                 return False
             entry.detector.reset(dimension)
             return True
+
+    def end_session(self, session: str) -> None:
+        """Tell observers a run finished. The session stays (a conversation may go on)."""
+        with self._lock:
+            entry = self._sessions.get(session)
+        if entry is not None:
+            self._tell("session_ended", entry)
 
     def get(self, session: str) -> SessionEntry | None:
         """The live entry of a session, if any (no LRU touch)."""
@@ -261,8 +271,9 @@ class CycleGuard:
                 detector = self.detector.session(key, agent=agent, subagent=subagent)
                 detector.restore_state(saved["detector"])
             except Exception:
-                logger.warning("otel-cycleguard: a saved session could not be restored; skipped",
-                               exc_info=True)
+                logger.warning(
+                    "otel-cycleguard: a saved session could not be restored; skipped", exc_info=True
+                )
                 continue
             entry = SessionEntry(detector, agent, subagent, now)
             entry.first_term_step = saved.get("first_term_step")

@@ -170,11 +170,19 @@ class EscalationEngine(Observer):
             while len(self._checkpoints) > self.guard.config.max_sessions:
                 self._checkpoints.popitem(last=False)
 
+    def session_ended(self, entry: SessionEntry) -> None:
+        """Observer hook: the session's root agent span ended (see :meth:`end_session`)."""
+        self.end_session(entry.key)
+
     def end_session(self, session: str) -> None:
-        """The run finished: self-heals that held until now count as successful breaks."""
+        """A run finished: self-heals that held until now count as successful breaks.
+
+        The ladder is kept: a conversation may continue in a later run under the same key,
+        and a dimension that self-healed before goes to a human on its next TERM.
+        """
         entry = self.guard.get(session)
         with self._lock:
-            ladder = self._ladders.pop(session, None)
+            ladder = self._ladders.get(session)
         if ladder is not None:
             agent = entry.agent if entry is not None else None
             for dimension in ladder.breaks_succeeded(None, session_over=True):

@@ -37,7 +37,7 @@ _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.ses
 class _OpenSpan:
     """What a still-open span passes on to its descendants."""
 
-    __slots__ = ("agent", "delegating", "in_agent", "outer", "session", "subagent")
+    __slots__ = ("agent", "delegating", "in_agent", "outer", "session", "session_root", "subagent")
 
     def __init__(
         self,
@@ -55,6 +55,8 @@ class _OpenSpan:
         self.delegating = delegating
         # For a sub-agent: the parent's session key, which its spans may still carry as a hint.
         self.outer = outer
+        # An agent span that opened this session (its end is the end of the run).
+        self.session_root = False
 
 
 class SpanRef:
@@ -168,6 +170,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
                     span.context.trace_id
                 )
             info = _OpenSpan(session, agent, True, subagent, False, outer)
+            info.session_root = parent_info is None or parent_info.session != session
         else:
             inherited = parent_info or _OpenSpan(None, None, False, False, False)
             if hint is None or (inherited.outer is not None and hint == inherited.outer):
@@ -219,6 +222,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         name = span.name
         role = conventions.classify(name, attrs)
         if role != SpanRole.TOOL and role != SpanRole.MODEL:
+            if role == SpanRole.AGENT and info is not None and info.session_root:
+                self.guard.end_session(info.session)
             return
         session = (info.session if info is not None else None) or conventions.session_hint(attrs)
         if session is None:

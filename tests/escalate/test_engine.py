@@ -484,14 +484,14 @@ def test_no_escalator_terminates_at_the_second_term(make_stack: Callable[..., St
 # --------------------------------------------------------------------------- break success
 
 
-def test_break_success_counted_at_end_of_session(make_stack: Callable[..., Stack]) -> None:
+def test_break_success_counted_when_the_agent_span_ends(make_stack: Callable[..., Stack]) -> None:
+    """The processor ends the session with its root agent span; a later end adds nothing."""
     stack = make_stack()
     with stack.agent():
         identical(stack, 5)
         for i in range(6):
             stack.step("read", {"path": f"src/m{i}.py"}, f"contents {i}")
-    assert stack.metric("breaks_succeeded", dimension="identical_call") == 0
-    stack.engine.end_session(SESSION)
+        assert stack.metric("breaks_succeeded", dimension="identical_call") == 0
     assert stack.metric("breaks_succeeded", dimension="identical_call") == 1
     stack.engine.end_session(SESSION)  # reported once
     assert stack.metric("breaks_succeeded", dimension="identical_call") == 1
