@@ -56,7 +56,10 @@ def build_spans(seed: int, traces: int, tools_per_trace: int, noise: int = 0):
     for t in range(traces):
         agent = tracer.start_span(
             "invoke_agent coder",
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": f"coder-{t % 8}"},
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": f"coder-{t % 8}",
+            },
         )
         ctx = trace.set_span_in_context(agent)
         for i in range(tools_per_trace):
@@ -70,7 +73,10 @@ def build_spans(seed: int, traces: int, tools_per_trace: int, noise: int = 0):
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": tool,
                     "gen_ai.tool.call.arguments": json.dumps(
-                        {"path": f"src/module_{n % 37}/file_{n}.py", "pattern": "def handle_" + "x" * 60}
+                        {
+                            "path": f"src/module_{n % 37}/file_{n}.py",
+                            "pattern": "def handle_" + "x" * 60,
+                        }
                     ),
                     "gen_ai.tool.call.result": f"result {n} " + "y" * 150,
                 },
@@ -96,7 +102,14 @@ def build_spans(seed: int, traces: int, tools_per_trace: int, noise: int = 0):
                     attributes={
                         "gen_ai.operation.name": "chat",
                         "gen_ai.output.messages": json.dumps(
-                            [{"role": "assistant", "parts": [{"type": "text", "content": f"Let me check file {n} again."}]}]
+                            [
+                                {
+                                    "role": "assistant",
+                                    "parts": [
+                                        {"type": "text", "content": f"Let me check file {n} again."}
+                                    ],
+                                }
+                            ]
                         ),
                         "gen_ai.usage.input_tokens": 1200,
                         "gen_ai.usage.output_tokens": 40,
@@ -112,8 +125,7 @@ def client(port: int, seed: int, seconds: float, out, noise: int) -> None:
 
     spans = build_spans(seed, traces=60, tools_per_trace=160 // (1 + noise), noise=noise)
     bodies = [
-        encode_spans(spans[i : i + BATCH]).SerializeToString()
-        for i in range(0, len(spans), BATCH)
+        encode_spans(spans[i : i + BATCH]).SerializeToString() for i in range(0, len(spans), BATCH)
     ]
     sizes = [len(spans[i : i + BATCH]) for i in range(0, len(spans), BATCH)]
     out.put(("ready", seed))
@@ -123,7 +135,9 @@ def client(port: int, seed: int, seconds: float, out, noise: int) -> None:
     k = 0
     while time.monotonic() < end:
         j = k % len(bodies)
-        conn.request("POST", "/v1/traces", body=bodies[j], headers={"Content-Type": "application/x-protobuf"})
+        conn.request(
+            "POST", "/v1/traces", body=bodies[j], headers={"Content-Type": "application/x-protobuf"}
+        )
         resp = conn.getresponse()
         resp.read()
         if resp.status == 200:
@@ -161,7 +175,9 @@ def in_process_rate(progress_dir: str, noise: int) -> float:
         guard = CycleGuard(config)
         metrics = CycleGuardMetrics(CollectorRegistry())
         guard.observers.append(MetricsObserver(metrics, guard))
-        engine = EscalationEngine(guard, store=DirectoryProgressStore(progress_dir), metrics=metrics)
+        engine = EscalationEngine(
+            guard, store=DirectoryProgressStore(progress_dir), metrics=metrics
+        )
         guard.observers.append(engine)
         processor = CycleGuardSpanProcessor(guard)
         start = time.perf_counter()
@@ -180,9 +196,22 @@ MIXES = {
 
 def run_service(clients: int, seconds: float, noise: int, env: dict) -> tuple[float, int, int]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "otel_cycleguard.service", "--http-port", "0", "--grpc-port", "off",
-         "--state-file", "", "--log-level", "ERROR"],
-        stdout=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "otel_cycleguard.service",
+            "--http-port",
+            "0",
+            "--grpc-port",
+            "off",
+            "--state-file",
+            "",
+            "--log-level",
+            "ERROR",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         line = server.stdout.readline()
@@ -220,15 +249,19 @@ def main() -> int:
     import logging
 
     logging.getLogger("otel_cycleguard").setLevel(logging.ERROR)
-    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; "
-          f"{args.clients} client processes, OTLP/HTTP protobuf, {BATCH} spans/request")
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; "
+        f"{args.clients} client processes, OTLP/HTTP protobuf, {BATCH} spans/request"
+    )
     for name, noise in MIXES.items():
         rate, sent, throttled = run_service(args.clients, args.seconds, noise, env)
         inproc = in_process_rate(os.path.join(tmp, f"inproc-{name}"), noise)
         verdict = "PASS" if rate >= TARGET else "MISS"
-        print(f"[{name}] service sustained {rate:,.0f} spans/s | in-process on_end "
-              f"{inproc:,.0f} spans/s | ratio {rate / inproc:.2f} | accepted {sent:,}, "
-              f"throttled requests {throttled} | target >= {TARGET:,}: {verdict}")
+        print(
+            f"[{name}] service sustained {rate:,.0f} spans/s | in-process on_end "
+            f"{inproc:,.0f} spans/s | ratio {rate / inproc:.2f} | accepted {sent:,}, "
+            f"throttled requests {throttled} | target >= {TARGET:,}: {verdict}"
+        )
     return 0
 
 

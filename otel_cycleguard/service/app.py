@@ -120,9 +120,7 @@ class CycleGuardService:
         self.stopping = threading.Event()
         self.restored = threading.Event()
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.metrics = CycleGuardMetrics(
-            self.registry, max_tools=self.config.max_tool_label_values
-        )
+        self.metrics = CycleGuardMetrics(self.registry, max_tools=self.config.max_tool_label_values)
         self._requests = Counter(
             "cycleguard_service_requests",
             "OTLP export requests by protocol and outcome (accepted, throttled, malformed, "
@@ -221,9 +219,9 @@ class CycleGuardService:
     def describe(self) -> str:
         parts = []
         if self.http is not None:
-            parts.append("otlp_http=%s:%d" % self.http.address)
+            parts.append("otlp_http={}:{}".format(*self.http.address))
         if self.grpc is not None:
-            parts.append("otlp_grpc=%s:%d" % self.grpc.address)
+            parts.append("otlp_grpc={}:{}".format(*self.grpc.address))
         return " ".join(parts)
 
     def stop(self) -> bool:

@@ -27,7 +27,7 @@ _ZERO_SPAN = bytes(8)
 class Converted:
     """The usable spans of one request and how many were rejected (with the first reason)."""
 
-    __slots__ = ("rejected", "reason", "spans")
+    __slots__ = ("reason", "rejected", "spans")
 
     def __init__(self) -> None:
         self.spans: list[SpanData] = []

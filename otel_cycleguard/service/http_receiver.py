@@ -17,10 +17,10 @@ Concurrency is bounded (``max_connections`` handler threads); a connection beyon
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
-import socket
 import threading
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,13 +76,11 @@ class _Server(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._slots.acquire(blocking=False):
-            try:
+            with contextlib.suppress(OSError):
                 request.sendall(
                     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
                     b"Content-Length: 0\r\nConnection: close\r\n\r\n"
                 )
-            except OSError:
-                pass
             self.shutdown_request(request)
             return
         thread = threading.Thread(
@@ -154,7 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._refuse_body()
                 self._status(404, f"no route POST {path}", JSON)
-        except (ConnectionError, socket.timeout):
+        except (TimeoutError, ConnectionError):
             self.close_connection = True
 
     def do_GET(self) -> None:

@@ -19,7 +19,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-
 from otel_cycleguard import conventions
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.guard import CycleGuard
@@ -201,5 +200,3 @@ class Ingestor:
                 guard.observe_model_turn(
                     r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
                 )
-
-

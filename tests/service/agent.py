@@ -41,7 +41,9 @@ def main() -> int:
         exporter = OTLPSpanExporter(
             endpoint=args.endpoint.rstrip("/") + "/v1/traces",
             headers=headers,
-            compression=Compression.Gzip if args.compression == "gzip" else Compression.NoCompression,
+            compression=Compression.Gzip
+            if args.compression == "gzip"
+            else Compression.NoCompression,
             timeout=20,
         )
     else:
@@ -52,7 +54,9 @@ def main() -> int:
             endpoint=args.endpoint,
             insecure=True,
             headers=headers,
-            compression=Compression.Gzip if args.compression == "gzip" else Compression.NoCompression,
+            compression=Compression.Gzip
+            if args.compression == "gzip"
+            else Compression.NoCompression,
             timeout=20,
         )
     provider = TracerProvider(resource=Resource.create({"service.name": "looping-agent"}))
@@ -91,12 +95,17 @@ def main() -> int:
                 attributes={
                     "gen_ai.operation.name": "chat",
                     "gen_ai.output.messages": json.dumps(
-                        [{"role": "assistant", "parts": [{"type": "text", "content": command["text"]}]}]
+                        [
+                            {
+                                "role": "assistant",
+                                "parts": [{"type": "text", "content": command["text"]}],
+                            }
+                        ]
                     ),
                 },
             )
             span.end()
-        n += 1
+        n += 1  # noqa: SIM113
         print(f"ok {n}", flush=True)
     root.end()
     provider.shutdown()

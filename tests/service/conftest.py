@@ -33,12 +33,25 @@ class ServiceProcess:
 
     def start(self, http_port: int = 0, grpc_port: int = 0) -> ServiceProcess:
         self.proc = subprocess.Popen(
-            [PY, "-m", "otel_cycleguard.service", "--http-port", str(http_port),
-             "--grpc-port", str(grpc_port), *self.args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env,
+            [
+                PY,
+                "-m",
+                "otel_cycleguard.service",
+                "--http-port",
+                str(http_port),
+                "--grpc-port",
+                str(grpc_port),
+                *self.args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
         )
         lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=lambda: [lines.put(x) for x in self.proc.stdout], daemon=True).start()
+        threading.Thread(
+            target=lambda: [lines.put(x) for x in self.proc.stdout], daemon=True
+        ).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         line = lines.get(timeout=20)
         assert "listening" in line, line
@@ -139,7 +152,10 @@ class Agent:
     def __init__(self, protocol: str, endpoint: str, *extra: str) -> None:
         self.proc = subprocess.Popen(
             [PY, str(HERE / "agent.py"), "--protocol", protocol, "--endpoint", endpoint, *extra],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
 
     def send(self, command: Any) -> None:

@@ -50,8 +50,14 @@ def tool_request(n: int, *, bad_ids: int = 0, trace: int = 1) -> ExportTraceServ
 def fixture_service(tmp_path):
     config = CycleGuardConfig(escalation={"progress_dir": str(tmp_path / "p")})
     settings = ServiceSettings(
-        http_port=0, grpc_port=0, state_file=None, queue_spans=100, max_request_bytes=64 * 1024,
-        max_decompressed_bytes=256 * 1024, decision_token="dt", retry_after_s=3,
+        http_port=0,
+        grpc_port=0,
+        state_file=None,
+        queue_spans=100,
+        max_request_bytes=64 * 1024,
+        max_decompressed_bytes=256 * 1024,
+        decision_token="dt",
+        retry_after_s=3,
     )
     svc = CycleGuardService(config, settings).start()
     yield svc
@@ -127,17 +133,27 @@ class TestMalformed:
         parsed.ParseFromString(data)
         assert parsed.partial_success.rejected_spans == 2
         assert "span_id" in parsed.partial_success.error_message
-        body = {"resourceSpans": [{"scopeSpans": [{"spans": [
-            {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "ok"},
-            {"spanId": "0" * 15 + "2", "name": "no trace id"},
-        ]}]}]}
+        body = {
+            "resourceSpans": [
+                {
+                    "scopeSpans": [
+                        {
+                            "spans": [
+                                {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "ok"},
+                                {"spanId": "0" * 15 + "2", "name": "no trace id"},
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
         resp, data = post(service, json.dumps(body).encode(), "application/json")
         assert resp.status == 200
         assert json.loads(data)["partialSuccess"]["rejectedSpans"] == "1"
         assert_healthy(service)
 
     def test_grpc_partial_success(self, service):
-        with grpc.insecure_channel("%s:%d" % service.grpc.address) as channel:
+        with grpc.insecure_channel("{}:{}".format(*service.grpc.address)) as channel:
             stub = trace_service_pb2_grpc.TraceServiceStub(channel)
             response = stub.Export(tool_request(2, bad_ids=1), timeout=10)
         assert response.partial_success.rejected_spans == 1
@@ -163,7 +179,7 @@ class TestFlood:
                 assert status.code == code_pb2.RESOURCE_EXHAUSTED
                 throttled += 1
         assert throttled and accepted <= 110
-        with grpc.insecure_channel("%s:%d" % service.grpc.address) as channel:
+        with grpc.insecure_channel("{}:{}".format(*service.grpc.address)) as channel:
             stub = trace_service_pb2_grpc.TraceServiceStub(channel)
             with pytest.raises(grpc.RpcError) as info:
                 stub.Export(tool_request(50), timeout=10)
@@ -178,9 +194,12 @@ class TestFlood:
         gate.set()
         assert service.ingestor.wait_idle()
         assert service.ingestor.processed == accepted
-        base = "http://%s:%d" % service.http.address
+        base = "http://{}:{}".format(*service.http.address)
         assert metric_value(base, "cycleguard_tool_calls_total") == accepted
-        assert metric_value(base, "cycleguard_service_requests_total", outcome="throttled") >= throttled
+        assert (
+            metric_value(base, "cycleguard_service_requests_total", outcome="throttled")
+            >= throttled
+        )
         assert_healthy(service)
 
 
@@ -198,23 +217,31 @@ class TestAuth:
             assert resp.status == 401
             resp, _ = post(svc, body, headers={"Authorization": "Bearer s3cret"})
             assert resp.status == 200
-            with grpc.insecure_channel("%s:%d" % svc.grpc.address) as channel:
+            with grpc.insecure_channel("{}:{}".format(*svc.grpc.address)) as channel:
                 stub = trace_service_pb2_grpc.TraceServiceStub(channel)
                 with pytest.raises(grpc.RpcError) as info:
                     stub.Export(tool_request(1), timeout=10)
                 assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
-                stub.Export(tool_request(1), metadata=[("authorization", "Bearer s3cret")], timeout=10)
+                stub.Export(
+                    tool_request(1), metadata=[("authorization", "Bearer s3cret")], timeout=10
+                )
         finally:
             svc.stop()
 
     def test_decision_endpoint(self, service, tmp_path):
-        resp, _ = post(service, b'{"decision": "continue"}', "application/json", path="/v1/decisions/x")
+        resp, _ = post(
+            service, b'{"decision": "continue"}', "application/json", path="/v1/decisions/x"
+        )
         assert resp.status == 401
         auth = {"Authorization": "Bearer dt"}
-        resp, _ = post(service, b'{"decision": "continue"}', "application/json", auth, "/v1/decisions/x")
+        resp, _ = post(
+            service, b'{"decision": "continue"}', "application/json", auth, "/v1/decisions/x"
+        )
         assert resp.status == 404  # no webhook escalator here: nothing is pending
         config = CycleGuardConfig(escalation={"progress_dir": str(tmp_path)})
-        bare = CycleGuardService(config, ServiceSettings(http_port=0, grpc_port=None, state_file=None)).start()
+        bare = CycleGuardService(
+            config, ServiceSettings(http_port=0, grpc_port=None, state_file=None)
+        ).start()
         try:
             resp, _ = post(bare, b"{}", "application/json", auth, "/v1/decisions/x")
             assert resp.status == 403  # no decision credentials configured: disabled
@@ -226,7 +253,8 @@ class TestShutdown:
     def test_stop_drains_the_queue_and_refuses_new_data(self, tmp_path):
         config = CycleGuardConfig(escalation={"progress_dir": str(tmp_path)})
         svc = CycleGuardService(
-            config, ServiceSettings(http_port=0, grpc_port=None, state_file=str(tmp_path / "s.json"))
+            config,
+            ServiceSettings(http_port=0, grpc_port=None, state_file=str(tmp_path / "s.json")),
         ).start()
         gate = threading.Event()
         original = svc.ingestor.process

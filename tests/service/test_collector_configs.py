@@ -44,12 +44,14 @@ def targets(config: dict) -> list[tuple[str, int, str, dict, str | None]]:
             continue
         kind = name.split("/")[0]
         if kind == "otlp":
-            host, port = body["endpoint"].rsplit(":", 1)
+            _host, port = body["endpoint"].rsplit(":", 1)
             out.append(("grpc", int(port), "", body.get("headers", {}), body.get("compression")))
         elif kind == "otlphttp":
             url = urlsplit(body["endpoint"])
             assert body.get("encoding", "proto") == "proto"
-            out.append(("http", url.port, url.path, body.get("headers", {}), body.get("compression")))
+            out.append(
+                ("http", url.port, url.path, body.get("headers", {}), body.get("compression"))
+            )
         elif kind == "loadbalancing":
             otlp = body["protocol"]["otlp"]
             resolver = body["resolver"]
@@ -74,7 +76,9 @@ class TestConfig:
         connectors = set(config.get("connectors") or {})
         for pipeline in config["service"]["pipelines"].values():
             for kind in ("receivers", "processors", "exporters"):
-                defined = set(config.get(kind) or {}) | (connectors if kind != "processors" else set())
+                defined = set(config.get(kind) or {}) | (
+                    connectors if kind != "processors" else set()
+                )
                 for component in pipeline.get(kind, []):
                     assert component in defined, f"{path.name}: {component} not defined"
         used = {c for p in config["service"]["pipelines"].values() for c in p.get("exporters", [])}
@@ -116,7 +120,9 @@ def export_one(protocol: str, port: int, headers: dict, compression: str | None)
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
         exporter = OTLPSpanExporter(
-            endpoint=f"127.0.0.1:{port}", insecure=True, headers=headers,
+            endpoint=f"127.0.0.1:{port}",
+            insecure=True,
+            headers=headers,
             compression=grpc.Compression.Gzip if compression == "gzip" else None,
         )
     else:
@@ -124,13 +130,15 @@ def export_one(protocol: str, port: int, headers: dict, compression: str | None)
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         exporter = OTLPSpanExporter(
-            endpoint=f"http://127.0.0.1:{port}/v1/traces", headers=headers,
+            endpoint=f"http://127.0.0.1:{port}/v1/traces",
+            headers=headers,
             compression=Compression.Gzip if compression == "gzip" else Compression.NoCompression,
         )
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     provider.get_tracer("t").start_span(
-        "execute_tool read", attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read"}
+        "execute_tool read",
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read"},
     ).end()
     provider.shutdown()
     return True

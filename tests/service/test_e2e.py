@@ -33,8 +33,14 @@ class TestLoopOverRealExporters:
     def test_loop_is_detected_counted_and_escalated(self, protocol, services, webhook, tmp_path):
         """identical_call: WARN, self-heal at TERM, then the webhook asks a human (202 flow)."""
         svc = services(
-            "--webhook-url", webhook.url, "--decision-token", DECISION_TOKEN,
-            "--token", TOKEN, "--state-file", str(tmp_path / "state.json"),
+            "--webhook-url",
+            webhook.url,
+            "--decision-token",
+            DECISION_TOKEN,
+            "--token",
+            TOKEN,
+            "--state-file",
+            str(tmp_path / "state.json"),
             env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(tmp_path / "progress")},
         ).start()
         endpoint = svc.http if protocol == "http" else f"127.0.0.1:{svc.grpc_port}"
@@ -47,15 +53,26 @@ class TestLoopOverRealExporters:
             assert request["streak"] == 5
             assert request["_headers"].get("X-Cycleguard-Signature") is None  # no secret set
             assert _post_decision(svc.http, request["id"], "continue")["status"] == "applied"
-            wait_for(lambda: svc.metric("cycleguard_hitl_decisions_total", decision="continue") == 1)
+            wait_for(
+                lambda: svc.metric("cycleguard_hitl_decisions_total", decision="continue") == 1
+            )
             assert svc.metric("cycleguard_tool_calls_total") == 10
-            assert svc.metric("cycleguard_signals_total", dimension="identical_call", level="term") == 2
+            assert (
+                svc.metric("cycleguard_signals_total", dimension="identical_call", level="term")
+                == 2
+            )
             assert svc.metric("cycleguard_self_heals_total", dimension="identical_call") == 1
             assert svc.metric("cycleguard_human_escalations_total") == 1
-            assert svc.metric("cycleguard_service_spans_total", protocol=protocol, outcome="accepted") >= 10
+            assert (
+                svc.metric("cycleguard_service_spans_total", protocol=protocol, outcome="accepted")
+                >= 10
+            )
             signals = svc.get_json("/v1/signals", token=TOKEN)["signals"]
             assert [(s["level"], s["step"]) for s in signals] == [
-                ("warn", 2), ("term", 4), ("warn", 7), ("term", 9)
+                ("warn", 2),
+                ("term", 4),
+                ("warn", 7),
+                ("term", 9),
             ]
         finally:
             agent.close()
@@ -64,14 +81,17 @@ class TestLoopOverRealExporters:
     def test_without_escalator_the_second_term_terminates(self, services, tmp_path):
         """No webhook: nobody can answer, so the run is terminated (fail-closed)."""
         svc = services(
-            "--state-file", "",
+            "--state-file",
+            "",
             env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(tmp_path / "progress")},
         ).start()
         agent = Agent("grpc", f"127.0.0.1:{svc.grpc_port}", "--compression", "none")
         try:
             for _ in range(10):
                 agent.call()
-            wait_for(lambda: svc.metric("cycleguard_terminations_total", reason="cycle_detected") == 1)
+            wait_for(
+                lambda: svc.metric("cycleguard_terminations_total", reason="cycle_detected") == 1
+            )
         finally:
             agent.close()
         assert list((tmp_path / "progress").iterdir())  # progress saved

@@ -15,7 +15,11 @@ TOKEN = "decide"
 # An identical-call loop with a ping-pong in between, then a text loop: several dimensions.
 SCRIPT = (
     [{"tool": "read_file", "args": {"path": "a"}, "result": "same"}] * 6
-    + [{"tool": "grep", "args": {"q": "x"}, "result": "1"}, {"tool": "edit", "args": {"f": "y"}, "result": "ok"}] * 4
+    + [
+        {"tool": "grep", "args": {"q": "x"}, "result": "1"},
+        {"tool": "edit", "args": {"f": "y"}, "result": "ok"},
+    ]
+    * 4
     + [{"text": "Let me look at the file again to be sure."}] * 4
     + [{"tool": "read_file", "args": {"path": "a"}, "result": "same"}] * 6
 )
@@ -31,7 +35,10 @@ def _signals(svc) -> list[tuple]:
 def _run(services, tmp_path, restart_at: list[int], name: str) -> tuple[list[tuple], object]:
     state = tmp_path / f"{name}.json"
     svc = services(
-        "--state-file", str(state), "--snapshot-interval", "0",
+        "--state-file",
+        str(state),
+        "--snapshot-interval",
+        "0",
         env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(tmp_path / "progress")},
     ).start()
     agent = Agent("http", svc.http)
@@ -43,7 +50,13 @@ def _run(services, tmp_path, restart_at: list[int], name: str) -> tuple[list[tup
                 seen += _signals(svc)
                 svc.restart()  # SIGTERM: drain, save; then start on the same ports
             agent.send(command)
-        wait_for(lambda: svc.metric("cycleguard_tool_calls_total") + svc.metric("cycleguard_model_turns_total") > 0)
+        wait_for(
+            lambda: (
+                svc.metric("cycleguard_tool_calls_total")
+                + svc.metric("cycleguard_model_turns_total")
+                > 0
+            )
+        )
     finally:
         agent.close()
     wait_for(lambda: svc.metric("cycleguard_service_queue_spans") == 0)
@@ -64,8 +77,12 @@ class TestRestartMidLoop:
     def test_a_pending_human_decision_survives_a_restart(self, services, webhook, tmp_path):
         """The webhook answered 202; the decision is posted to the *restarted* instance."""
         svc = services(
-            "--state-file", str(tmp_path / "s.json"), "--webhook-url", webhook.url,
-            "--decision-token", TOKEN,
+            "--state-file",
+            str(tmp_path / "s.json"),
+            "--webhook-url",
+            webhook.url,
+            "--decision-token",
+            TOKEN,
             env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(tmp_path / "progress")},
         ).start()
         agent = Agent("grpc", f"127.0.0.1:{svc.grpc_port}")
@@ -80,11 +97,14 @@ class TestRestartMidLoop:
             req = urllib.request.Request(
                 f"{svc.http}/v1/decisions/{request['id']}",
                 data=json.dumps({"decision": "continue"}).encode(),
-                headers={"Authorization": f"Bearer {TOKEN}"}, method="POST",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+                method="POST",
             )
             with urllib.request.urlopen(req, timeout=10) as resp:
                 assert resp.status == 200
-            wait_for(lambda: svc.metric("cycleguard_hitl_decisions_total", decision="continue") == 1)
+            wait_for(
+                lambda: svc.metric("cycleguard_hitl_decisions_total", decision="continue") == 1
+            )
             assert svc.metric("cycleguard_terminations_total") == 0
             # "continue" reset the counter: 4 more identical calls stay below TERM (5) ...
             for _ in range(4):
