@@ -243,6 +243,13 @@ class Replayer:
         trace_id: str,
     ) -> None:
         """Compute ``infos`` and ``roles`` for ``span`` and its unresolved ancestors."""
+        parent_id = span.parent_span_id
+        if not parent_id or parent_id in roles or parent_id not in by_id:
+            # the common case: a root, or a child of a resolved (or absent) parent
+            role = roles[span.span_id] = conventions.classify(span.name, span.attributes)
+            parent_info = infos.get(parent_id) if parent_id else None
+            infos[span.span_id] = self._info(span, role, parent_info, trace_id)
+            return
         chain: list[SpanData] = []
         current: SpanData | None = span
         limit = len(by_id) + 1
@@ -332,9 +339,10 @@ class Replayer:
         if role == _TOOL:
             index = report.tool_calls
             report.tool_calls += 1
-            tool = conventions.tool_name(span.name, span.attributes)
             tokens = 0
-            if not stopped:
+            if stopped:
+                tool = conventions.tool_name(span.name, span.attributes)
+            else:
                 call = conventions.tool_call_from(
                     span.name,
                     span.attributes,
