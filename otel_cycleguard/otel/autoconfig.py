@@ -49,6 +49,7 @@ def install(
     progress_store: ProgressStore | None = None,
     metrics: CycleGuardMetrics | None = None,
     metrics_port: int | None = None,
+    background: bool = False,
 ) -> CycleGuardSpanProcessor | None:
     """Add a :class:`CycleGuardSpanProcessor` to the SDK tracer provider (global by default).
 
@@ -57,6 +58,8 @@ def install(
     escalation protocol (``escalator=``: webhook, callable or console; by default a webhook
     when ``escalation.webhook_url`` is configured). The engine is reachable as
     ``processor.escalation`` and is the default for :func:`otel_cycleguard.check`.
+    ``background=True`` detects on a worker thread instead of in ``on_end`` (see
+    :class:`CycleGuardSpanProcessor`); enforcement points still see every call first.
 
     Idempotent: a second call returns the processor already installed. Returns ``None`` (and
     logs why) when the provider is not opentelemetry-sdk's, since only that one accepts span
@@ -94,7 +97,9 @@ def install(
             )
         engine = EscalationEngine(guard, escalator=escalator, store=progress_store, metrics=metrics)
         guard.observers.append(engine)
-        processor = CycleGuardSpanProcessor(guard)
+        processor = CycleGuardSpanProcessor(guard, background=background)
+        if background:
+            engine.mailboxes.before_take = processor.drain
         processor.escalation = engine
         processor.metrics = metrics
         provider.add_span_processor(processor)

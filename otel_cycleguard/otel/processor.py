@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import weakref
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = ["CycleGuardSpanProcessor", "SpanRef"]
 
 logger = logging.getLogger("otel_cycleguard")
 
+# Only spans carrying one of these keys (or named "running tool") can be tool or model spans.
+_MARKER_KEYS = frozenset((GENAI_OP, OI_KIND, TL_KIND, "llm.request.type"))
 _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
 
 
@@ -90,6 +93,14 @@ class CycleGuardSpanProcessor(SpanProcessor):
     Add it to the SDK ``TracerProvider`` the agent's instrumentation uses (or call
     :func:`otel_cycleguard.install`). ``guard`` may be shared with other span sources.
     Open-span bookkeeping is bounded by ``max_open_spans``.
+
+    ``background=True`` moves detection off the agent's thread, the way ``BatchSpanProcessor``
+    moves export: ``on_end`` only queues the finished tool/model span (bounded by
+    ``max_queue``; overflow is counted in ``dropped_spans``) and a daemon worker detects within
+    ``flush_interval_s``. Every enforcement point (``check()``, the adapters) and
+    ``force_flush()`` first drains the queue on the calling thread, so what the agent is told
+    is exactly as in the default synchronous mode; only observers (metrics, trace annotation)
+    may see a signal up to ``flush_interval_s`` later.
     """
 
     def __init__(
@@ -99,11 +110,26 @@ class CycleGuardSpanProcessor(SpanProcessor):
         config: CycleGuardConfig | None = None,
         observers: list[Observer] | None = None,
         max_open_spans: int = 100_000,
+        background: bool = False,
+        max_queue: int = 100_000,
+        flush_interval_s: float = 0.05,
     ) -> None:
         if guard is not None and config is not None:
             raise ValueError("pass either guard= or config=, not both")
         if max_open_spans < 1:
             raise ValueError(f"max_open_spans must be >= 1, got {max_open_spans}")
+        if max_queue < 1:
+            raise ValueError(f"max_queue must be >= 1, got {max_queue}")
+        if flush_interval_s <= 0:
+            raise ValueError(f"flush_interval_s must be > 0, got {flush_interval_s}")
+        self.background = background
+        self._max_queue = max_queue
+        self._flush_interval_s = flush_interval_s
+        self._queue: deque[tuple[ReadableSpan, Mapping[str, Any], _OpenSpan | None]] = deque()
+        self._drain_lock = threading.Lock()
+        self._wakeup = threading.Event()
+        self._worker: threading.Thread | None = None
+        self.dropped_spans = 0
         self.guard = guard if guard is not None else CycleGuard(config, observers=observers or ())
         if guard is not None and observers:
             self.guard.observers.extend(observers)
@@ -119,6 +145,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self.escalation: Any = None  # the EscalationEngine, when installed with install()
         self.metrics: Any = None
         _register_fork_handler(self)
+        if background:
+            self._start_worker()
 
     # -- SpanProcessor ---------------------------------------------------------------------
 
@@ -203,17 +231,51 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 attrs = span._attributes._dict  # type: ignore[attr-defined]
             except AttributeError:
                 attrs = span.attributes or {}
-            if (
-                GENAI_OP not in attrs
-                and OI_KIND not in attrs
-                and TL_KIND not in attrs
-                and "llm.request.type" not in attrs
-                and span.name != "running tool"
-            ):
+            if _MARKER_KEYS.isdisjoint(attrs) and span.name != "running tool":
+                return
+            if self.background:
+                if len(self._queue) >= self._max_queue:
+                    self.dropped_spans += 1
+                    return
+                self._queue.append((span, attrs, info))
                 return
             self._observe_end(span, attrs, info)
         except Exception as exc:
             internal_error("CycleGuardSpanProcessor.on_end", exc)
+
+    def drain(self) -> int:
+        """Detect on every queued span now, on this thread (background mode); returns how many.
+
+        One drainer at a time, so a session's spans are always detected in arrival order.
+        """
+        if not self._queue:
+            return 0
+        done = 0
+        with self._drain_lock:
+            queue = self._queue
+            while queue:
+                try:
+                    span, attrs, info = queue.popleft()
+                except IndexError:
+                    break
+                try:
+                    self._observe_end(span, attrs, info)
+                except Exception as exc:
+                    internal_error("CycleGuardSpanProcessor.drain", exc)
+                done += 1
+        return done
+
+    def _start_worker(self) -> None:
+        self._wakeup.clear()
+        worker = threading.Thread(target=self._work, name="cycleguard-detect", daemon=True)
+        self._worker = worker
+        worker.start()
+
+    def _work(self) -> None:
+        while not self._shutdown:
+            self._wakeup.wait(self._flush_interval_s)
+            self._wakeup.clear()
+            self.drain()
 
     def _observe_end(
         self, span: ReadableSpan, attrs: Mapping[str, Any], info: _OpenSpan | None
@@ -261,11 +323,17 @@ class CycleGuardSpanProcessor(SpanProcessor):
             )
 
     def shutdown(self) -> None:
+        self.drain()
         self._shutdown = True
         self._active = False
+        self._wakeup.set()
+        worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(timeout=1.0)
         self._open.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        self.drain()
         return True
 
     # -- helpers ---------------------------------------------------------------------------
@@ -296,7 +364,12 @@ class CycleGuardSpanProcessor(SpanProcessor):
     def _after_fork(self) -> None:
         self._open_lock = threading.Lock()
         self._open = {}
+        self._drain_lock = threading.Lock()
+        self._wakeup = threading.Event()
+        self._queue = deque()
         self.guard.after_fork()
+        if self.background and not self._shutdown:
+            self._start_worker()  # threads do not survive fork
 
 
 _processors: weakref.WeakSet[CycleGuardSpanProcessor] = weakref.WeakSet()
