@@ -42,8 +42,8 @@ Session: by default the session of the current span as the guard resolved it. Th
 instrumentor makes each SDK span the current OpenTelemetry span, so inside the filter and the
 guardrail that is the agent's span. Under OpenInference's ``using_session("s-42")`` the key is
 ``"s-42"`` (its ``session.id``); without it the guard keys the run by its OpenTelemetry trace
-id, with a ``/sub:<span id>`` suffix because the agent span sits under the ``Agent workflow``
-root span. Either way the filter and the tool spans agree; pass ``session=`` to pin a key.
+id (the ``Agent workflow`` root span's). Either way the filter and the tool spans agree, since
+both read the processor's resolution; pass ``session=`` to pin a key.
 """
 
 from __future__ import annotations
