@@ -249,7 +249,43 @@ class _Progress:
 
 # -- the command ----------------------------------------------------------------------------
 
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_analyze,)
+
+def _add_demo(subparsers: Any) -> None:
+    from otel_cycleguard import demo
+
+    parser = subparsers.add_parser(
+        "demo",
+        help="watch scripted agents fall into loops and the guard catch each one",
+    )
+    demo.build_parser(parser)
+    parser.set_defaults(func=lambda args: demo.main_with(args))
+
+
+def _add_serve(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="receive OTLP (HTTP and gRPC) from agents in any language and guard them",
+        description="Run the guard as a service behind an OpenTelemetry Collector "
+        "(see docs/service.md).",
+    )
+    try:
+        from otel_cycleguard.service.cli import add_arguments, run
+    except ModuleNotFoundError as exc:  # the service extra is missing
+        missing = exc.name
+
+        def unavailable(args: argparse.Namespace) -> int:
+            raise CommandError(
+                f"the service needs the 'service' extra ({missing} is not installed): "
+                "pip install 'otel-cycleguard[service]'"
+            )
+
+        parser.set_defaults(func=unavailable)
+        return
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_analyze, _add_demo, _add_serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -497,7 +497,11 @@ def _line_printer() -> Callable[[str], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return main_with(build_parser().parse_args(argv))
+
+
+def main_with(args: argparse.Namespace) -> int:
+    """Run the demo for parsed arguments (``cycleguard demo`` and ``python -m``)."""
     run_demo(
         metrics_port=args.port,
         output_dir=args.output,

@@ -570,14 +570,14 @@ class TestBadInput:
 
 
 def test_package_exports_its_public_names() -> None:
-    """The package's ``__all__`` lists exactly the reader API."""
-    assert sorted(otel_cycleguard.analyze.__all__) == [
+    """The package's ``__all__`` includes the reader API (replay and reports add theirs)."""
+    assert {
         "InputError",
         "InputProblem",
         "TraceReader",
         "UnknownFormatError",
         "read_spans",
-    ]
+    } <= set(otel_cycleguard.analyze.__all__)
 
 
 def corpus_files() -> list[Path]:
