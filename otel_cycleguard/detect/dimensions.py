@@ -373,10 +373,18 @@ class TextLoop:
         self.gate.reset()
 
 
+MAX_SKETCH_WORDS = 400
+
+
 def shingle_sketch(
     words: list[str], size: int, hasher, k: int = TextLoop.SKETCH_SIZE
 ) -> tuple[int, ...]:
-    """Bottom-k sketch (k smallest hashes) of the word ``size``-shingles of ``words``."""
+    """Bottom-k sketch (k smallest hashes) of the word ``size``-shingles of ``words``.
+
+    Only the first ``MAX_SKETCH_WORDS`` words are shingled so a long turn costs a bounded
+    amount; the exact-text hash still covers the whole text.
+    """
+    words = words[:MAX_SKETCH_WORDS]
     if len(words) <= size:
         grams: Iterable[str] = (" ".join(words),)
     else:

@@ -78,6 +78,8 @@ _DIGIT_LED = re.compile(
     r"|\d*\.\d{2,}"
     r")"
 )
+_SEEN_LIMIT = 8192
+_ANY_DIGIT = re.compile(r"\d").search
 _PLACEHOLDER = "\u02b0"  # a letter (so \w) that real text practically never contains
 
 _DIGITS = b"0123456789"
@@ -155,7 +157,7 @@ class Normalizer:
     folded, so the cost per call stays bounded whatever the result size.
     """
 
-    __slots__ = ("_fast", "_fold", "_mask", "_max_mask_chars", "_result_fields")
+    __slots__ = ("_fast", "_fold", "_mask", "_max_mask_chars", "_result_fields", "_seen")
 
     def __init__(
         self,
@@ -178,6 +180,7 @@ class Normalizer:
         self._result_fields = {k.lower(): tuple(v) for k, v in (result_fields or {}).items()}
         self._max_mask_chars = max(64, max_mask_chars)
         self._fold = bytes.maketrans(_DIGITS, b"0" * 10)
+        self._seen: dict[int, int] = {}
 
     def args_hash(self, tool: str, arguments: Any) -> int:
         """Hash of (tool, canonical arguments): the identity of a call."""
@@ -186,6 +189,10 @@ class Normalizer:
     def mask(self, text: str) -> str:
         """``text`` with volatile content replaced by ``#``."""
         if self._fast:
+            # Every default pattern needs a digit: text without one (code, prose) is skipped
+            # at the cost of one scan.
+            if _ANY_DIGIT(text) is None:
+                return text
             text = _DIGIT_LED.sub(_MASK, _LETTER_LED.sub(_PLACEHOLDER, text))
             return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
         if self._mask is None:
@@ -214,13 +221,24 @@ class Normalizer:
         """Hash of the result with volatile content masked."""
         try:
             text = self.result_text(tool, result)
+            # Loops repeat results verbatim: remember raw -> masked hashes (bounded, shared by
+            # all sessions; hashes only) so a repeated answer is not masked again.
+            raw = hash_bytes(text.encode("utf-8", "replace"))
+            cached = self._seen.get(raw)
+            if cached is not None:
+                return cached
             limit = self._max_mask_chars
             if len(text) <= limit:
-                return hash_bytes(self.mask(text).encode("utf-8", "replace"))
-            half = limit // 2
-            head = self.mask(text[:half])
-            tail = self.mask(text[-half:])
-            middle = text[half:-half].encode("utf-8", "replace").translate(self._fold)
-            return hash_bytes(f"{head}\x00{tail}\x00".encode("utf-8", "replace") + middle)
+                value = hash_bytes(self.mask(text).encode("utf-8", "replace"))
+            else:
+                half = limit // 2
+                head = self.mask(text[:half])
+                tail = self.mask(text[-half:])
+                middle = text[half:-half].encode("utf-8", "replace").translate(self._fold)
+                value = hash_bytes(f"{head}\x00{tail}\x00".encode("utf-8", "replace") + middle)
+            if len(self._seen) >= _SEEN_LIMIT:
+                self._seen.clear()
+            self._seen[raw] = value
+            return value
         except Exception:
             return hash_bytes(repr(type(result)).encode())
