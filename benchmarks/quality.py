@@ -139,7 +139,9 @@ def replay_cycleguard(spans: list[SpanData], config: CycleGuardConfig) -> Outcom
                 count += 1
         last_tool = max(0, count - 1)
 
-        def where(tool_index: int | None, sequence: int) -> int:
+        def where(
+            tool_index: int | None, sequence: int, next_tool=next_tool, last_tool=last_tool
+        ) -> int:
             if tool_index is not None:
                 return tool_index
             return min(next_tool[sequence], last_tool) if sequence < len(next_tool) else last_tool
@@ -330,13 +332,19 @@ def _median(values: list[float]) -> str:
 
 
 ROWS = (
-    ("terminal loop runs caught (TERM inside the loop)", lambda s: _pct(s.terminal_caught, s.terminal_runs)),
+    (
+        "terminal loop runs caught (TERM inside the loop)",
+        lambda s: _pct(s.terminal_caught, s.terminal_runs),
+    ),
     ("loop episodes caught", lambda s: _pct(s.episodes_caught, s.episodes)),
     ("median delay, steps (loop start to TERM)", lambda s: _median(s.delays)),
     ("median delay, repetitions", lambda s: _median(s.delays_reps)),
     ("loop-free runs with a TERM", lambda s: _pct(s.loop_free_term, s.loop_free)),
     ("successful runs with a TERM", lambda s: _pct(s.successful_term, s.successful)),
-    ("successful runs that would be terminated", lambda s: _pct(s.successful_terminated, s.successful)),
+    (
+        "successful runs that would be terminated",
+        lambda s: _pct(s.successful_terminated, s.successful),
+    ),
 )
 
 
@@ -388,11 +396,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             details.append(
                 f"{run_id}: labels [{eps or 'no loop'}] | cycleguard TERM "
-                f"{list(zip(cg.terms, cg.dimensions))} terminated={cg.terminated_at}"
+                f"{list(zip(cg.terms, cg.dimensions, strict=False))} terminated={cg.terminated_at}"
                 f" | naive {outcomes['naive-5'].terms} | openhands {outcomes['openhands'].terms}"
             )
 
-    print(f"{len(labels)} labelled runs; rubric: {RUBRIC_LINK}; config: {os.path.relpath(a.config, ROOT)}")
+    print(
+        f"{len(labels)} labelled runs; rubric: {RUBRIC_LINK}; config: {os.path.relpath(a.config, ROOT)}"
+    )
     print(table(scores, a.markdown))
     if a.details:
         print("\nper run (labelled loops and every cycleguard TERM):")
@@ -428,7 +438,7 @@ def whole_corpus(
         row[2] += outcome.terminated_at is not None
         if success and outcome.terms:
             flagged.append(
-                f"{run_id}: TERM {list(zip(outcome.terms, outcome.dimensions))}"
+                f"{run_id}: TERM {list(zip(outcome.terms, outcome.dimensions, strict=False))}"
                 f"{' terminated' if outcome.terminated_at is not None else ''}"
             )
     print("\nwhole corpus (cycleguard): runs / with a TERM / would be terminated")
@@ -442,9 +452,9 @@ def whole_corpus(
             if bucket not in stats[source]:
                 continue
             r = stats[source][bucket]
-            total = [x + y for x, y in zip(total, r)]
+            total = [x + y for x, y in zip(total, r, strict=False)]
             if bucket == "success":
-                succ = [x + y for x, y in zip(succ, r)]
+                succ = [x + y for x, y in zip(succ, r, strict=False)]
             if markdown:
                 print(f"| {source} | {bucket} | {r[0]} | {r[1]} | {r[2]} |")
             else:

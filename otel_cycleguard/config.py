@@ -26,7 +26,10 @@ __all__ = [
     "CycleGuardConfig",
     "ErrorStreakConfig",
     "EscalationConfig",
+    "NearDuplicateEditConfig",
     "ProfileConfig",
+    "RepeatedFailureConfig",
+    "ReplayCycleConfig",
     "StateHashConfig",
     "TextLoopConfig",
     "Thresholds",
@@ -87,6 +90,42 @@ class StateHashConfig(Thresholds):
     attribute: str = "cycleguard.state_hash"
 
 
+# Result patterns that mark an exec-like or search-like call failed even when its span says ok
+# (SWE-agent-style environments flag few of these). Searched, multi-line (``^``/``$`` anchor at
+# every line), in the first ``max_scan_chars`` characters.
+DEFAULT_EXEC_FAILURE_PATTERNS: tuple[str, ...] = (
+    r"^(?:/bin/\w*sh: (?:line \d+: )?|sudo: |bash: )?\S+: command not found",
+    r"^\S.*: No such file or directory$",
+    r"syntax error(?: near unexpected token| at line|: unexpected)",
+    r"^Traceback \(most recent call last\):",
+    r"^E: ",
+    r"^EXECUTION TIMED OUT",
+    r": unrecognized service$",
+    r"^No matches found for ",
+)
+
+# Commands whose non-zero exit is a finding, not a failure (grep: no match; diff: files
+# differ; linters: messages reported, pylint's bit-field exit 1..31 such as 16).
+DEFAULT_NON_FAILING_EXIT_CODES: dict[str, tuple[int, ...]] = {
+    "grep": (1,),
+    "egrep": (1,),
+    "fgrep": (1,),
+    "rg": (1,),
+    "diff": (1,),
+    "cmp": (1,),
+    "test": (1,),
+    "[": (1,),
+    "pylint": tuple(range(1, 32)),
+    "flake8": (1,),
+    "ruff": (1,),
+    "mypy": (1,),
+    "pycodestyle": (1,),
+    "pyflakes": (1,),
+    "eslint": (1,),
+    "shellcheck": (1,),
+}
+
+
 class ErrorStreakConfig(Thresholds):
     """Consecutive failures, across all tools and per tool.
 
@@ -98,11 +137,77 @@ class ErrorStreakConfig(Thresholds):
     result_patterns: tuple[str, ...] = ()
     non_failing_tools: tuple[str, ...] = ()
     max_scan_chars: int = Field(default=4096, ge=64)
+    #: Result patterns checked for exec-like and search-like tools only (``exec``, ``python``,
+    #: ``bash``, ``search_*``, ``find_file``...); ``()`` turns this off.
+    exec_failure_patterns: tuple[str, ...] = DEFAULT_EXEC_FAILURE_PATTERNS
+    #: command (first word of an exec call) -> exit codes that are findings, not failures.
+    #: The exit code is read from the result (``<returncode>N</returncode>``, ``exit code N``).
+    non_failing_exit_codes: dict[str, tuple[int, ...]] = Field(
+        default_factory=lambda: dict(DEFAULT_NON_FAILING_EXIT_CODES)
+    )
 
-    @field_validator("result_patterns")
+    @field_validator("result_patterns", "exec_failure_patterns")
     @classmethod
     def _patterns_compile(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
         return _check_regexes(patterns)
+
+
+class ReplayCycleConfig(_Strict):
+    """Laps of a call replayed with the same result at a constant distance (``2..max_gap``).
+
+    A call (same tool, same arguments, same masked result) that recurs every ``gap`` calls is a
+    lap of a cycle of length ``gap``, whatever the other calls in the lap do (their arguments may
+    change, as when every lap edits something new and re-runs the same unchanged check). Reported
+    under ``identical_call`` (the same call getting the same result, every ``gap`` calls).
+    ``warn``/``term`` count laps when the whole lap is replayed; ``partial_term`` when only some
+    of its calls are (the others change every lap).
+    """
+
+    enabled: bool = True
+    warn: int = Field(default=3, ge=1)
+    term: int = Field(default=3, ge=1)
+    partial_term: int = Field(default=5, ge=1)
+    max_gap: int = Field(default=8, ge=2, le=32)
+
+    @model_validator(mode="after")
+    def _warn_not_above_term(self) -> ReplayCycleConfig:
+        if self.warn > min(self.term, self.partial_term):
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        return self
+
+
+class NearDuplicateEditConfig(_Strict):
+    """Consecutive calls of an edit-like tool whose arguments are equal once every number is
+    masked (only the line range moved): the same edit re-applied. Reported under
+    ``identical_call``. Results are not compared: a duplicated edit grows the file each time."""
+
+    enabled: bool = True
+    warn: int = Field(default=2, ge=1)
+    term: int = Field(default=3, ge=1)
+    tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
+    min_chars: int = Field(default=40, ge=0)
+
+    @model_validator(mode="after")
+    def _warn_not_above_term(self) -> NearDuplicateEditConfig:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        return self
+
+
+class RepeatedFailureConfig(_Strict):
+    """The same failing call with the same (masked) failure, consecutively: reported under
+    ``identical_call`` with these lower thresholds, since a repeated failure is no retry that
+    can work (OpenHands stops at 3)."""
+
+    enabled: bool = True
+    warn: int = Field(default=3, ge=1)
+    term: int = Field(default=4, ge=1)
+
+    @model_validator(mode="after")
+    def _warn_not_above_term(self) -> RepeatedFailureConfig:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        return self
 
 
 class BudgetConfig(_Strict):
@@ -141,6 +246,11 @@ class ProfileConfig(_Strict):
     text_loop: TextLoopConfig
     state_hash: StateHashConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    # Rules for loops met in real agent runs (otel_cycleguard.detect.rules); each reports
+    # under one of the SPEC dimensions above and says which rule fired in its explanation.
+    replay_cycle: ReplayCycleConfig = Field(default_factory=ReplayCycleConfig)
+    near_duplicate_edit: NearDuplicateEditConfig = Field(default_factory=NearDuplicateEditConfig)
+    repeated_failure: RepeatedFailureConfig = Field(default_factory=RepeatedFailureConfig)
 
 
 def _t(warn: int, term: int) -> dict[str, int]:

@@ -26,6 +26,7 @@ from otel_cycleguard.detect.dimensions import (
 )
 from otel_cycleguard.detect.normalize import Normalizer, hash_bytes, hex_digest
 from otel_cycleguard.detect.records import ModelTurn, ToolCall
+from otel_cycleguard.detect.rules import REFINED_KINDS, RealWorldRules, refine_failure
 from otel_cycleguard.detect.signals import (
     BreakStrategy,
     CallDigest,
@@ -43,6 +44,7 @@ _STRATEGY = {
     CycleClass.MIXED_CYCLE: BreakStrategy.RESET_CONTEXT_OR_ROLLBACK,
 }
 _NAME_CACHE_LIMIT = 4096
+_DIMENSION_ORDER = {d: i for i, d in enumerate(Dimension)}
 _WORD_SPLIT = re.compile(r"[^\w#]+")
 
 
@@ -92,6 +94,7 @@ class SessionDetector:
         "_identical",
         "_pattern",
         "_poll",
+        "_rules",
         "_state",
         "_text",
         "agent",
@@ -126,6 +129,7 @@ class SessionDetector:
         self._text = TextLoop()
         self._state = StateRevisit()
         self._budget = Budget()
+        self._rules = RealWorldRules()
         size = max(detector.config.evidence_size, profile.tool_pattern.max_period)
         self._evidence_tools: list[str] = [""] * size
         self._evidence_args = array("Q", bytes(8 * size))
@@ -148,6 +152,12 @@ class SessionDetector:
         if error.patterns is not None and call.result is not None:
             result_text = det.normalizer.result_text(tool, call.result)
         failed = error.is_failure(tool, bool(call.error), result_text)
+        if call.result is not None and kind.canonical in REFINED_KINDS:
+            if result_text is None:
+                result_text = det.normalizer.result_text(tool, call.result)
+            failed = refine_failure(
+                tool, kind.canonical, call.arguments, result_text, failed, profile.error_streak
+            )
         self._remember(step, tool, key, result, failed)
 
         fired: list[Signal] = []
@@ -233,6 +243,21 @@ class SessionDetector:
             step,
             disabled=disabled,
         )
+
+        for dimension, level, count, threshold, unit, text in self._rules.observe(
+            profile,
+            step,
+            tool,
+            kind.canonical,
+            kind.is_poll,
+            key,
+            result,
+            call.arguments,
+            failed,
+            self._identical.count,
+            self._recent_tools,
+        ):
+            self._emit_rule(fired, dimension, level, count, threshold, tool, kind, step, unit, text)
 
         if call.state_fingerprint:
             self._observe_state(fired, call.state_fingerprint, tool, kind, step, None)
@@ -332,6 +357,7 @@ class SessionDetector:
             Dimension.STATE_HASH: self._state,
             Dimension.BUDGET: self._budget,
         }[dimension].reset()
+        self._rules.reset(dimension)
 
     def counters(self) -> dict[str, int]:
         """The current count of every dimension (for saved progress and debugging)."""
@@ -418,6 +444,50 @@ class SessionDetector:
 
     def _recent_tools(self, count: int) -> tuple[str, ...]:
         return tuple(d.tool for d in self._evidence(count))
+
+    def _emit_rule(
+        self,
+        fired: list[Signal],
+        dimension: Dimension,
+        level: Level,
+        count: int,
+        threshold: int,
+        tool: str,
+        kind: ToolKind,
+        step: int,
+        unit: tuple[str, ...],
+        text: str,
+    ) -> None:
+        """A rule's crossing (rules.py), reported under its SPEC dimension: at most one signal
+        per dimension and call, the higher level wins."""
+        if dimension in self.detector.disabled:
+            return
+        order = _DIMENSION_ORDER[dimension]
+        at = len(fired)
+        for i, other in enumerate(fired):
+            if other.dimension is dimension:
+                if other.level is Level.TERM or level is Level.WARN:
+                    return
+                del fired[i]
+                at = i
+                break
+            if _DIMENSION_ORDER[other.dimension] > order:
+                at = i
+                break
+        explanation = f"{text} ({level.value} threshold {threshold})"
+        signal = self._signal(
+            dimension,
+            level,
+            count,
+            threshold,
+            tool,
+            kind,
+            step,
+            None,
+            unit=unit,
+            explanation=explanation,
+        )
+        fired.insert(at, signal)  # keeps the table order the ladder escalates in
 
     def _emit(
         self,

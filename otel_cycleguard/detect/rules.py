@@ -1,0 +1,320 @@
+"""Rules for loops that real agents fall into, on top of the SPEC §2 dimensions.
+
+Each rule reports under one of the SPEC dimensions (so the ladder, metrics and reports stay as
+they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplicate_edit``,
+``repeated_failure``) and says in the signal's explanation which rule fired and why:
+
+- ``replay_cycle`` (identical_call: the same call with the same result, every few calls): a call, same tool, arguments and masked result, that recurs
+  at a constant distance of 2..``max_gap`` calls. Every recurrence is a lap of a cycle of that
+  length, whatever the other calls of the lap do: a cycle of seven searches replayed with the
+  same answers, or an [edit, run] cycle whose edits change every lap while the run's output
+  never does. A recurrence at another distance starts over, so re-running tests now and then,
+  or re-reading a file, is not a lap. A lap replayed whole TERMs at ``term`` laps; a lap of
+  which only some calls replay (the others change) needs ``partial_term`` laps.
+- ``near_duplicate_edit`` (identical_call): consecutive calls of an edit-like tool whose
+  arguments are equal once every digit is dropped (only the line range moved): the same edit
+  re-applied while the file grows. Results are not compared (they differ each time).
+- ``repeated_failure`` (identical_call): the same call failing with the same masked result,
+  consecutively, with thresholds below ``identical_call``'s: a retry that cannot work.
+
+:func:`refine_failure` decides failures from results for exec-like and search-like tools:
+exit codes a command uses for findings (``grep`` 1, ``pylint`` 16) are not failures; known
+failure lines (``command not found``, ``E:`` from a package manager, an execution timeout, no
+search matches) are. State is hashes and small integers; nothing raw is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from otel_cycleguard.config import ErrorStreakConfig, ProfileConfig
+from otel_cycleguard.detect.dimensions import Gate, _lowered
+from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
+from otel_cycleguard.detect.signals import Dimension, Level
+
+__all__ = ["REFINED_KINDS", "RealWorldRules", "RuleHit", "command_exit", "refine_failure"]
+
+_DIGITS = re.compile(rb"\d+")
+_EXIT = re.compile(
+    r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[ :=]+(-?\d+)"
+    r'|"exit_code"\s*:\s*(-?\d+)',
+    re.I,
+)
+_SEGMENTS = re.compile(r"\|\|?|&&|;|\n")
+_ASSIGN = re.compile(r"^\w+=")
+_EXEC_CANONICAL = frozenset({"exec"})
+_SEARCH_CANONICAL = frozenset(
+    {"search_dir", "search_file", "find_file", "grep", "search", "search_files", "find", "glob"}
+)
+_COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
+
+#: Tool kinds whose failures :func:`refine_failure` reads from the result.
+REFINED_KINDS = _EXEC_CANONICAL | _SEARCH_CANONICAL
+
+RuleHit = tuple[Dimension, Level, int, int, tuple[str, ...], str]
+
+
+def _command(arguments: Any) -> str | None:
+    if isinstance(arguments, str):
+        text = arguments.lstrip()
+        if text.startswith("{"):
+            try:
+                import json
+
+                arguments = json.loads(text)
+            except ValueError:
+                return arguments
+        else:
+            return arguments
+    if isinstance(arguments, dict):
+        for key in _COMMAND_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, int | None]:
+    """(the command whose exit code the shell reports, that exit code) or Nones.
+
+    The command is the first word of the last segment of the command line (after ``|``,
+    ``&&``, ``;``), skipping ``sudo`` and ``VAR=value`` prefixes; the exit code is read from
+    the result (``<returncode>N</returncode>``, ``exit code N``, ``"exit_code": N``).
+    """
+    if not result_text:
+        return None, None
+    match = _EXIT.search(result_text[:512])
+    if match is None:
+        return None, None
+    code = int(next(g for g in match.groups() if g is not None))
+    line = _command(arguments)
+    if not line:
+        return None, code
+    segments = [s for s in _SEGMENTS.split(line) if s.strip()]
+    if not segments:
+        return None, code
+    words = segments[-1].split()
+    while words and (words[0] in ("sudo", "env", "time", "!") or _ASSIGN.match(words[0])):
+        words = words[1:]
+    if not words:
+        return None, code
+    return words[0].rsplit("/", 1)[-1], code
+
+
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    return _PATTERN_CACHE.get(patterns) or _compile(patterns)
+
+
+_PATTERN_CACHE: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+
+
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    # Multi-line: ``^`` and ``$`` anchor at every line of the result.
+    value = re.compile("|".join(f"(?:{p})" for p in patterns), re.M) if patterns else None
+    if len(_PATTERN_CACHE) > 64:
+        _PATTERN_CACHE.clear()
+    _PATTERN_CACHE[patterns] = value
+    return value
+
+
+def is_exec_or_search(canonical: str) -> tuple[bool, bool]:
+    return canonical in _EXEC_CANONICAL, canonical in _SEARCH_CANONICAL
+
+
+def refine_failure(
+    tool: str,
+    canonical: str,
+    arguments: Any,
+    result_text: str | None,
+    failed: bool,
+    config: ErrorStreakConfig,
+) -> bool:
+    """The failure flag after the result has been read (see the module docstring)."""
+    is_exec, is_search = is_exec_or_search(canonical)
+    if not (is_exec or is_search) or tool.lower() in _lowered(config.non_failing_tools):
+        return failed
+    if failed and is_exec and config.non_failing_exit_codes:
+        command, code = command_exit(arguments, result_text)
+        if command is not None and code is not None:
+            allowed = config.non_failing_exit_codes.get(command)
+            if allowed and code in allowed:
+                return False
+    if not failed and result_text and config.exec_failure_patterns:
+        pattern = _compiled(config.exec_failure_patterns)
+        if pattern is not None and pattern.search(result_text[: config.max_scan_chars]):
+            return True
+    return failed
+
+
+class RealWorldRules:
+    """One session's state for the three rules. Not thread-safe (the session is serialised)."""
+
+    __slots__ = (
+        "edit_count",
+        "edit_gate",
+        "edit_key",
+        "edit_step",
+        "fail_gate",
+        "replay",
+        "replay_count",
+        "replay_full",
+        "replay_gaps",
+        "replay_gate",
+        "replay_unit",
+    )
+
+    def __init__(self) -> None:
+        self.replay: dict[int, list[int]] | None = None  # key -> [last step, gap, laps]
+        self.replay_count = 0
+        self.replay_unit = 0
+        self.replay_full = False
+        self.replay_gaps: list[int] | None = None  # per recent step: the gap it replayed at
+        self.replay_gate = Gate()
+        self.edit_key = 0
+        self.edit_step = -2
+        self.edit_count = 0
+        self.edit_gate = Gate()
+        self.fail_gate = Gate()
+
+    def observe(
+        self,
+        profile: ProfileConfig,
+        step: int,
+        tool: str,
+        canonical: str,
+        is_poll: bool,
+        key: int,
+        result: int,
+        arguments: Any,
+        failed: bool,
+        identical_count: int,
+        recent_tools,
+    ) -> list[RuleHit]:
+        """Feed one call; returns the rule crossings (dimension, level, count, threshold,
+        unit, explanation)."""
+        hits: list[RuleHit] = []
+        cfg = profile.replay_cycle
+        if cfg.enabled:
+            pair = hash_bytes(b"%d:%d" % (key, result))
+            count = 0 if is_poll else self._replay(step, pair, cfg.max_gap)
+            full = self.replay_full
+            term = cfg.term if full else cfg.partial_term
+            level = self.replay_gate.check(count, min(cfg.warn, term), term)
+            if level is not None:
+                gap = self.replay_unit
+                unit = tuple(recent_tools(gap)) if gap else (tool,)
+                what = (
+                    "the whole lap was replayed with the same results"
+                    if full
+                    else "the other calls of the lap changed, this one's result never did"
+                )
+                hits.append(
+                    (
+                        Dimension.IDENTICAL_CALL,
+                        level,
+                        count,
+                        term if level is Level.TERM else cfg.warn,
+                        unit,
+                        f"replay_cycle: a call came back with the same arguments and the same "
+                        f"result every {gap} calls, {count} laps of {' -> '.join(unit)} ({what})",
+                    )
+                )
+        cfg_e = profile.near_duplicate_edit
+        if cfg_e.enabled:
+            count = self._edit(step, tool, canonical, arguments, cfg_e)
+            level = self.edit_gate.check(count, cfg_e.warn, cfg_e.term)
+            if level is not None:
+                hits.append(
+                    (
+                        Dimension.IDENTICAL_CALL,
+                        level,
+                        count,
+                        cfg_e.term if level is Level.TERM else cfg_e.warn,
+                        (tool,),
+                        f"near_duplicate_edit: {tool} re-applied the same change {count} times "
+                        "in a row (arguments equal except for numbers such as the line range)",
+                    )
+                )
+        cfg_f = profile.repeated_failure
+        if cfg_f.enabled:
+            count = identical_count if failed and not is_poll else 0
+            level = self.fail_gate.check(count, cfg_f.warn, cfg_f.term)
+            if level is not None:
+                hits.append(
+                    (
+                        Dimension.IDENTICAL_CALL,
+                        level,
+                        count,
+                        cfg_f.term if level is Level.TERM else cfg_f.warn,
+                        (tool,),
+                        f"repeated_failure: {tool} failed {count} times in a row with the same "
+                        "arguments and the same (masked) error",
+                    )
+                )
+        return hits
+
+    def _replay(self, step: int, pair: int, max_gap: int) -> int:
+        table = self.replay
+        if table is None:
+            table = self.replay = {}
+        entry = table.get(pair)
+        if entry is None:
+            table[pair] = [step, 0, 1]
+        else:
+            gap = step - entry[0]
+            if 2 <= gap <= max_gap:
+                entry[2] = entry[2] + 1 if gap == entry[1] else 2
+                entry[1] = gap
+            else:
+                entry[1], entry[2] = 0, 1
+            entry[0] = step
+        # The count is the most laps of any call whose cycle is still running (seen within
+        # its gap); a call that misses its slot has left the cycle. Old entries are dropped.
+        best, unit = 0, 0
+        for stale_key in [k for k, e in table.items() if step - e[0] > max_gap]:
+            del table[stale_key]
+        for last, gap, laps in table.values():
+            if gap and step - last <= gap and laps > best:
+                best, unit = laps, gap
+        gaps = self.replay_gaps
+        if gaps is None or len(gaps) != max_gap:
+            gaps = self.replay_gaps = [0] * max_gap
+        mine = table[pair]
+        gaps[step % max_gap] = mine[1] if mine[2] >= 2 else 0
+        # Full replay: each of the last ``unit`` calls came back at that same distance.
+        self.replay_full = bool(unit) and all(
+            gaps[(step - j) % max_gap] == unit for j in range(unit)
+        )
+        self.replay_count, self.replay_unit = best, unit
+        return best
+
+    def _edit(self, step: int, tool: str, canonical: str, arguments: Any, cfg) -> int:
+        names = _lowered(cfg.tools)
+        if canonical not in names and tool.lower() not in names:
+            self.edit_count = 0
+            return 0
+        raw = canonical_json(arguments)
+        if len(raw) < cfg.min_chars:
+            self.edit_count = 0
+            return 0
+        folded = hash_bytes(tool.encode("utf-8", "replace") + b"\x00" + _DIGITS.sub(b"", raw))
+        if folded == self.edit_key and self.edit_step == step - 1:
+            self.edit_count += 1
+        else:
+            self.edit_count = 1
+        self.edit_key, self.edit_step = folded, step
+        return self.edit_count
+
+    def reset(self, dimension: Dimension) -> None:
+        """Self-heal of a dimension: its rules count from zero again."""
+        if dimension is Dimension.IDENTICAL_CALL:
+            self.replay = None
+            self.replay_gaps = None
+            self.replay_count = self.replay_unit = 0
+            self.replay_full = False
+            self.replay_gate.reset()
+            self.edit_count = 0
+            self.edit_step = -2
+            self.edit_gate.reset()
+            self.fail_gate.reset()
