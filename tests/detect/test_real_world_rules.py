@@ -1,0 +1,262 @@
+"""Unit tests for otel_cycleguard.detect.rules: positive and negative synthetic cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_cycleguard.config import CycleGuardConfig, load_config
+from otel_cycleguard.detect.records import ToolCall
+from otel_cycleguard.detect.rules import command_exit, refine_failure
+from otel_cycleguard.detect.session import Detector
+from otel_cycleguard.detect.signals import Dimension, Level
+
+
+def session(profile: str = "general", **overrides):
+    config = load_config(environ={}, profile=profile, **overrides)
+    return Detector(config).session("s")
+
+
+def feed(s, calls):
+    """Feed (tool, args, result[, error]) tuples; return [(step, dimension, level, text)]."""
+    out = []
+    for c in calls:
+        tool, args, result = c[:3]
+        error = c[3] if len(c) > 3 else False
+        for sig in s.observe_tool_call(ToolCall(tool, args, result, error=error)):
+            out.append((sig.step, sig.dimension, sig.level, sig.explanation))
+    return out
+
+
+def terms(fired, rule=None):
+    return [
+        (step, dim)
+        for step, dim, level, text in fired
+        if level is Level.TERM and (rule is None or text.startswith(rule))
+    ]
+
+
+# -- replay_cycle ---------------------------------------------------------------------------
+
+
+def test_replay_cycle_period_seven_with_identical_results_terms_at_third_lap():
+    s = session("coding")
+    lap = [("search_dir", {"args": f"name{i}"}, f"nothing for name{i}") for i in range(7)]
+    fired = feed(s, lap * 3)
+    assert terms(fired, "replay_cycle") == [(14, Dimension.IDENTICAL_CALL)]
+    text = next(t for _, _, lv, t in fired if lv is Level.TERM)
+    assert "every 7 calls" in text and "whole lap" in text
+
+
+def test_replay_cycle_varying_edit_and_constant_run_needs_partial_term_laps():
+    s = session("coding")
+    calls = []
+    for i in range(6):
+        calls.append(("edit", {"args": f"{i}:{i}\nprint('probe {i}')"}, f"edited probe {i}"))
+        calls.append(("python", {"command": "python repro.py"}, ""))
+    fired = feed(s, calls)
+    # run at steps 1,3,5,7,9: fifth lap at step 9 (partial_term 5); WARN at the third (5)
+    assert terms(fired, "replay_cycle") == [(9, Dimension.IDENTICAL_CALL)]
+    assert any(step == 5 and lv is Level.WARN for step, _, lv, t in fired)
+
+
+def test_replay_cycle_silent_when_results_change_each_lap():
+    s = session("coding")
+    calls = []
+    for i in range(8):
+        calls.append(("edit", {"args": f"fix {i}"}, "ok"))
+        calls.append(("bash", {"command": "pytest"}, f"{10 - i} failed"))
+    assert terms(feed(s, calls), "replay_cycle") == []
+
+
+def test_replay_cycle_silent_when_the_distance_changes():
+    s = session()
+    probe = ("grep", {"q": "def f"}, "a.py: def f")
+    other = [("read", {"p": f"f{i}"}, f"text {i}") for i in range(10)]
+    calls = [probe, other[0], probe, other[1], other[2], probe, *other[3:6], probe]
+    assert terms(feed(s, calls), "replay_cycle") == []
+
+
+def test_replay_cycle_is_configurable_and_can_be_disabled():
+    s = session(profiles={"general": {"replay_cycle": {"enabled": False}}})
+    lap = [("a", {"x": 1}, "r1"), ("b", {"x": 2}, "r2"), ("c", {"x": 3}, "r3")]
+    assert terms(feed(s, lap * 4), "replay_cycle") == []
+    s = session(profiles={"general": {"replay_cycle": {"warn": 4, "term": 4}}})
+    assert terms(feed(s, lap * 4), "replay_cycle") == [(9, Dimension.IDENTICAL_CALL)]
+
+
+def test_replay_cycle_self_heal_resets_its_laps():
+    s = session()
+    lap = [("a", {"x": 1}, "r1"), ("b", {"x": 2}, "r2"), ("c", {"x": 3}, "r3")]
+    assert terms(feed(s, lap * 3), "replay_cycle") == [(6, Dimension.IDENTICAL_CALL)]
+    s.reset(Dimension.IDENTICAL_CALL)
+    # counting starts over: the next TERM needs three fresh laps
+    fired = feed(s, lap * 3)
+    assert [step for step, _ in terms(fired, "replay_cycle")] == [15]
+
+
+# -- near_duplicate_edit --------------------------------------------------------------------
+
+BODY = "\n  public Foo(int a, int b) {\n    this.a = a;\n    this.b = b;\n  }\nend_of_edit"
+
+
+def test_near_duplicate_edit_same_body_moving_line_range_terms_at_third():
+    s = session("coding")
+    calls = [
+        ("edit", {"args": f"{52 + i}:{59 + i}{BODY}"}, f"[File: Foo.java ({173 + i} lines)]")
+        for i in range(4)
+    ]
+    fired = feed(s, calls)
+    assert terms(fired, "near_duplicate_edit") == [(2, Dimension.IDENTICAL_CALL)]
+
+
+def test_near_duplicate_edit_silent_for_different_bodies_or_a_call_in_between():
+    s = session("coding")
+    # different bodies (that differ in more than numbers) are different edits
+    calls = [
+        ("edit", {"args": f"10:10\n  int {name} = compute(other, more);\nend"}, "ok")
+        for name in ("alpha", "beta", "gamma", "delta")
+    ]
+    assert terms(feed(s, calls), "near_duplicate_edit") == []
+    s = session("coding")
+    edit = ("edit", {"args": f"52:59{BODY}"}, "ok")
+    run = ("bash", {"command": "git checkout Foo.java"}, "")
+    assert terms(feed(s, [edit, run, edit, run, edit]), "near_duplicate_edit") == []
+
+
+def test_near_duplicate_edit_ignores_short_edits():
+    s = session("coding")
+    calls = [("edit", {"args": f"{n}:{n}\n}}"}, "ok") for n in (10, 20, 30, 40)]
+    assert terms(feed(s, calls), "near_duplicate_edit") == []
+
+
+# -- repeated_failure -----------------------------------------------------------------------
+
+
+def test_repeated_failure_same_error_terms_before_identical_call():
+    s = session("coding")
+    calls = [
+        (
+            "bash",
+            {"command": "cd src/x"},
+            f"/bin/bash: line {11300 + 15 * i}: cd: src/x: No such file or directory",
+            True,
+        )
+        for i in range(5)
+    ]
+    fired = feed(s, calls)
+    assert terms(fired) == [(3, Dimension.IDENTICAL_CALL)]
+    assert "repeated_failure" in next(t for *_, lv, t in fired if lv is Level.TERM)
+
+
+def test_repeated_failure_silent_when_the_call_succeeds():
+    s = session("coding")
+    calls = [("bash", {"command": "ls"}, "a b c")] * 5
+    assert terms(feed(s, calls), "repeated_failure") == []
+
+
+# -- failures read from results -------------------------------------------------------------
+
+
+def cfg(**kw):
+    return CycleGuardConfig(**kw).profiles["coding"].error_streak
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "/bin/bash: line 123: javac: command not found",
+        "Reading package lists...\nE: Unable to locate package foo",
+        "\nEXECUTION TIMED OUT",
+        "networking: unrecognized service",
+        'No matches found for "build" in /repo',
+        "Traceback (most recent call last):\n  File x\nValueError",
+    ],
+)
+def test_result_patterns_mark_exec_and_search_failures(result):
+    tool = "search_dir" if result.startswith("No matches") else "bash"
+    canonical = "search_dir" if tool == "search_dir" else "exec"
+    assert refine_failure(tool, canonical, {"command": "x"}, result, False, cfg()) is True
+
+
+def test_result_patterns_leave_other_tools_and_clean_output_alone():
+    assert refine_failure("edit", "edit", {}, "E: looks like an error", False, cfg()) is False
+    assert refine_failure("bash", "exec", {"command": "ls"}, "a\nb\n", False, cfg()) is False
+    assert (
+        refine_failure(
+            "lint",
+            "exec",
+            {},
+            "x: command not found",
+            False,
+            cfg(profiles={"coding": {"error_streak": {"non_failing_tools": ["lint"]}}}),
+        )
+        is False
+    )
+
+
+def test_non_failing_exit_codes_grep_and_pylint_are_findings_not_failures():
+    grep = {"command": "grep -rn foo src"}
+    assert (
+        refine_failure(
+            "bash", "exec", grep, "<returncode>1</returncode>\n<output></output>", True, cfg()
+        )
+        is False
+    )
+    pylint = {"command": "cd pkg && pylint mod.py"}
+    assert (
+        refine_failure("bash", "exec", pylint, "<returncode>16</returncode>\nC0114", True, cfg())
+        is False
+    )
+    # a real failure of the same commands still counts
+    assert (
+        refine_failure("bash", "exec", grep, "<returncode>2</returncode>\nno file", True, cfg())
+        is True
+    )
+    pytest_run = {"command": "python -m pytest"}
+    assert (
+        refine_failure("bash", "exec", pytest_run, "<returncode>1</returncode>", True, cfg())
+        is True
+    )
+
+
+def test_command_exit_reads_last_segment_and_code():
+    assert command_exit({"command": "sudo FOO=1 grep x f | wc -l"}, "exit code: 0") == ("wc", 0)
+    assert command_exit({"command": "make"}, "no exit code here") == (None, None)
+
+
+def test_linter_exiting_16_does_not_build_an_error_streak():
+    s = session("coding")
+    calls = [
+        (
+            "bash",
+            {"command": f"pylint mod{i}.py"},
+            f"<returncode>16</returncode>\nC0114 mod{i}",
+            True,
+        )
+        for i in range(15)
+    ]
+    fired = feed(s, calls)
+    assert [f for f in fired if f[1] is Dimension.ERROR_STREAK] == []
+
+
+def test_unflagged_failures_from_results_build_an_error_streak():
+    s = session("coding")
+    calls = [
+        ("search_dir", {"args": f"phrase {w}"}, f'No matches found for "phrase {w}" in /r')
+        for w in "abcdefghijkl"
+    ]
+    fired = feed(s, calls)
+    assert terms(fired) == [(11, Dimension.ERROR_STREAK)]
+
+
+def test_new_knobs_validate():
+    from otel_cycleguard.config import ConfigError
+
+    with pytest.raises(ConfigError):
+        load_config(environ={}, profiles={"general": {"replay_cycle": {"warn": 6, "term": 3}}})
+    with pytest.raises(ConfigError):
+        load_config(
+            environ={}, profiles={"general": {"error_streak": {"exec_failure_patterns": ["("]}}}
+        )
+    with pytest.raises(ConfigError):
+        load_config(environ={}, profiles={"general": {"replay_cycle": {"max_gap": 1}}})
