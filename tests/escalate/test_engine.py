@@ -635,13 +635,17 @@ def test_error_streak_terminates_with_its_reason_and_message(
 def test_budget_exceeded_terminates_with_its_reason_and_message(
     make_stack: Callable[..., Stack],
 ) -> None:
+    """The first TERM self-heals and starts a fresh budget window (SPEC §3: counters reset);
+    exceeding it again goes to the (absent) human and terminates."""
     budget = {"enabled": True, "max_tool_calls": 3}
     stack = make_stack(config={"profiles": {"general": {"budget": budget}}})
     with stack.agent():
-        got = [stack.step("read", {"path": f"f{i}"}, f"body {i}") for i in range(3)]
+        got = [stack.step("read", {"path": f"f{i}"}, f"body {i}") for i in range(5)]
         with pytest.raises(CycleTerminated) as caught:
-            stack.step("read", {"path": "f3"}, "body 3")
-    assert [d.dimension for d in got[2]] == ["budget"]
+            stack.step("read", {"path": "f5"}, "body 5")  # the second window's third call
+    assert [d.dimension for d in got[2]] == ["budget"]  # first window used up: self-heal
+    assert [d for step in got[3:] for d in step] == []  # the fresh window is quiet
+    assert stack.metric("self_heals", dimension="budget") == 1
     assert caught.value.reason == "budget_exceeded"
     assert caught.value.user_message == (
         "The agent stopped after reaching its configured limit on steps, tokens or time. "
