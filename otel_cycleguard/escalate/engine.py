@@ -211,6 +211,19 @@ class EscalationEngine(Observer):
             )
 
     def _ask_human(self, entry: SessionEntry, signal: Signal) -> None:
+        if self.escalator is None:
+            # Nobody to ask: fail closed at once. Not counted as a human escalation or a
+            # decision, so human_escalation_rate only reflects questions really asked.
+            self._log("hitl", signal, escalator="none")
+            self._terminate(
+                entry,
+                signal,
+                HumanDecision(
+                    Decision.TIMEOUT, detail="no escalator configured: nobody can answer"
+                ),
+                hitl_decision="none",
+            )
+            return
         request = EscalationRequest.from_signal(signal, timeout_s=self.config.hitl_timeout_s)
         with self._lock:
             self._pending[signal.session] = request.id
@@ -316,7 +329,14 @@ class EscalationEngine(Observer):
             self._ladder(signal.session).human_continued(signal.dimension)
         self.mailboxes.resume(signal.session)
 
-    def _terminate(self, entry: SessionEntry, signal: Signal, decision: HumanDecision) -> None:
+    def _terminate(
+        self,
+        entry: SessionEntry,
+        signal: Signal,
+        decision: HumanDecision,
+        *,
+        hitl_decision: str | None = None,
+    ) -> None:
         with self._lock:
             self._ladder(signal.session).terminate()
             checkpoint = self._checkpoints.get(signal.session)
@@ -325,7 +345,7 @@ class EscalationEngine(Observer):
             signal,
             counters=self.guard.counters(signal.session),
             checkpoint=checkpoint,
-            hitl_decision=decision.decision.value,
+            hitl_decision=hitl_decision or decision.decision.value,
             reason=reason,
         )
         ref = self._save(record)

@@ -475,10 +475,12 @@ def test_no_escalator_terminates_at_the_second_term(make_stack: Callable[..., St
     assert len(got[4]) == 1
     assert caught.value.reason == "cycle_detected"
     assert stack.metric("self_heals", dimension="identical_call") == 1
-    assert stack.metric("human_escalations", dimension="identical_call") == 1
-    assert stack.metric("hitl_decisions", decision="timeout") == 1
+    # nobody was asked: no human escalation and no decision are counted, only the stop
+    assert stack.metric("human_escalations", dimension="identical_call") == 0
+    assert stack.metric("hitl_decisions", decision="timeout") == 0
     assert stack.metric("terminations", reason="cycle_detected") == 1
     assert stack.metric("breaks_succeeded", dimension="identical_call") == 0
+    assert stack.records()[0]["hitl_decision"] == "none"
 
 
 # --------------------------------------------------------------------------- break success
@@ -627,7 +629,7 @@ def test_error_streak_terminates_with_its_reason_and_message(
     assert data["reason"] == "error_streak_terminated"
     assert all(e["error"] for e in data["evidence"])
     assert stack.metric("self_heals", dimension="error_streak") == 1
-    assert stack.metric("human_escalations", dimension="error_streak") == 1
+    assert stack.metric("human_escalations", dimension="error_streak") == 0  # no escalator
     assert stack.metric("terminations", reason="error_streak_terminated") == 1
     assert stack.metric("terminations", reason="cycle_detected") == 0
 
