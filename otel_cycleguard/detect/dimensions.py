@@ -66,16 +66,26 @@ class Gate:
         self.fired = _NONE
 
 
-class IdenticalCall:
+class _Gated(Gate):
+    """A dimension that is its own :class:`Gate` (no extra object per session: memory)."""
+
+    __slots__ = ()
+
+    @property
+    def gate(self) -> Gate:
+        return self
+
+
+class IdenticalCall(_Gated):
     """Consecutive calls whose (tool, args) hash AND masked result hash equal the previous one's."""
 
-    __slots__ = ("count", "gate", "last_key", "last_result")
+    __slots__ = ("count", "last_key", "last_result")
 
     def __init__(self) -> None:
         self.last_key = 0
         self.last_result = 0
         self.count = 0
-        self.gate = Gate()
+        self.fired = _NONE
 
     def observe(self, key: int, result: int, is_poll: bool) -> int:
         if is_poll:  # waiting is poll_no_progress's business, with its own thresholds
@@ -91,13 +101,13 @@ class IdenticalCall:
 
     def reset(self) -> None:
         self.count = 0
-        self.gate.reset()
+        self.fired = _NONE
 
 
-class CategoryStreak:
+class CategoryStreak(_Gated):
     """Consecutive calls of one category, halved for progress-aware tools whose args change."""
 
-    __slots__ = ("category", "count", "gate", "last_args")
+    __slots__ = ("category", "count", "last_args")
 
     _MAX_TRACKED_TOOLS = 16
 
@@ -105,7 +115,7 @@ class CategoryStreak:
         self.category: str | None = None
         self.count = 0
         self.last_args: dict[str, int] | None = None
-        self.gate = Gate()
+        self.fired = _NONE
 
     def observe(self, category: str, tool: str, key: int, progress_aware: bool) -> int:
         changed_args = False
@@ -128,10 +138,10 @@ class CategoryStreak:
 
     def reset(self) -> None:
         self.count = 0
-        self.gate.reset()
+        self.fired = _NONE
 
 
-class ToolPattern:
+class ToolPattern(_Gated):
     """Laps of the shortest repeating unit (period 2..max_period) at the tail of the sequence.
 
     ``full_run[p]`` counts consecutive calls equal (tool and args) to the call p places back,
@@ -143,7 +153,6 @@ class ToolPattern:
     __slots__ = (
         "count",
         "full_run",
-        "gate",
         "keys",
         "lap_changed",
         "max_period",
@@ -166,7 +175,7 @@ class ToolPattern:
         self.seen = 0
         self.period = 0
         self.count = 0
-        self.gate = Gate()
+        self.fired = _NONE
 
     def observe(self, key: int, name: int) -> int:
         self.count = self._laps(key, name)
@@ -228,7 +237,7 @@ class ToolPattern:
         self.seen = 0
         self.period = 0
         self.count = 0
-        self.gate.reset()
+        self.fired = _NONE
 
 
 def _constant(ring: array, seen: int, p: int, current: int) -> bool:
@@ -281,21 +290,21 @@ class PollNoProgress:
                 gate.reset()
 
 
-class ErrorStreak:
+class ErrorStreak(_Gated):
     """Consecutive failures across all tools, and per tool (other tools in between don't reset).
 
     The count is the larger of the global streak and the longest per-tool streak, so the gate
     re-arms only once every streak has really been broken by a success.
     """
 
-    __slots__ = ("gate", "global_count", "patterns", "per_tool", "scan_chars", "skip_tools")
+    __slots__ = ("global_count", "patterns", "per_tool", "scan_chars", "skip_tools")
 
     _MAX_TOOLS = 64
 
     def __init__(self, config: ErrorStreakConfig) -> None:
         self.global_count = 0
         self.per_tool: dict[str, int] | None = None
-        self.gate = Gate()
+        self.fired = _NONE
         self.patterns = (
             re.compile("|".join(f"(?:{p})" for p in config.result_patterns))
             if config.result_patterns
@@ -332,7 +341,7 @@ class ErrorStreak:
         self.global_count = 0
         if self.per_tool:
             self.per_tool.clear()
-        self.gate.reset()
+        self.fired = _NONE
 
 
 @functools.lru_cache(maxsize=64)
@@ -340,14 +349,14 @@ def _lowered(names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(n.lower() for n in names)
 
 
-class TextLoop:
+class TextLoop(_Gated):
     """Consecutive model turns whose normalised text is identical or near-identical.
 
     Near-identity is the Jaccard similarity of the sets of word ``shingle_size``-grams,
     estimated from bottom-k sketches (exact below k shingles), compared with ``similarity``.
     """
 
-    __slots__ = ("count", "gate", "last_exact", "last_sketch")
+    __slots__ = ("count", "last_exact", "last_sketch")
 
     SKETCH_SIZE = 64
 
@@ -355,7 +364,7 @@ class TextLoop:
         self.count = 0
         self.last_exact = 0
         self.last_sketch: tuple[int, ...] = ()
-        self.gate = Gate()
+        self.fired = _NONE
 
     def observe(self, exact: int, sketch: tuple[int, ...], config: TextLoopConfig) -> int:
         if self.count and (
@@ -370,7 +379,7 @@ class TextLoop:
 
     def reset(self) -> None:
         self.count = 0
-        self.gate.reset()
+        self.fired = _NONE
 
 
 MAX_SKETCH_WORDS = 400
@@ -403,7 +412,7 @@ def jaccard(a: tuple[int, ...], b: tuple[int, ...], k: int) -> float:
     return both / len(union)
 
 
-class StateRevisit:
+class StateRevisit(_Gated):
     """Visits of a state fingerprint within the last ``window`` states, or A-B-A-B over them.
 
     The count is the most visits any one fingerprint has among the last ``window`` states
@@ -411,7 +420,7 @@ class StateRevisit:
     (and re-arm it) merely because a fresh state was observed in between.
     """
 
-    __slots__ = ("abab_run", "count", "gate", "ring", "seen", "visits")
+    __slots__ = ("abab_run", "count", "ring", "seen", "visits")
 
     def __init__(self) -> None:
         self.ring: array | None = None
@@ -419,7 +428,7 @@ class StateRevisit:
         self.seen = 0
         self.abab_run = 0
         self.count = 0
-        self.gate = Gate()
+        self.fired = _NONE
 
     def observe(self, fingerprint: int, config: StateHashConfig) -> int:
         window = config.window
@@ -452,7 +461,7 @@ class StateRevisit:
         self.seen = 0
         self.abab_run = 0
         self.count = 0
-        self.gate.reset()
+        self.fired = _NONE
 
 
 class Budget:

@@ -7,6 +7,7 @@ texts are hashed on arrival and dropped.
 
 from __future__ import annotations
 
+import functools
 import re
 from array import array
 
@@ -582,6 +583,7 @@ class SessionDetector:
         "_text",
         "_state",
         "_budget",
+        "_rules",
     )
     # Derived from configuration, never saved: a restart takes them from the current config.
     _CONFIG_SLOTS = frozenset({"patterns", "scan_chars", "skip_tools", "max_period"})
@@ -596,7 +598,7 @@ class SessionDetector:
             obj = getattr(self, attr)
             dims[attr] = {
                 slot: _encode_state(getattr(obj, slot))
-                for slot in type(obj).__slots__
+                for slot in _all_slots(type(obj))
                 if slot not in self._CONFIG_SLOTS and hasattr(obj, slot)
             }
         return {
@@ -637,8 +639,14 @@ class SessionDetector:
                 continue
             obj = getattr(self, attr)
             for slot, value in slots.items():
-                if slot in type(obj).__slots__ and slot not in self._CONFIG_SLOTS:
+                if slot in _all_slots(type(obj)) and slot not in self._CONFIG_SLOTS:
                     setattr(obj, slot, _decode_state(value))
+
+
+@functools.cache
+def _all_slots(cls: type) -> frozenset[str]:
+    """Every slot of a class, its bases' included (a dimension's gate state lives in Gate)."""
+    return frozenset(slot for klass in cls.__mro__ for slot in getattr(klass, "__slots__", ()))
 
 
 def _normalise_words(text: str) -> list[str]:
