@@ -150,32 +150,28 @@ class ToolPattern(_Gated):
     differ from the previous lap's halves the lap count instead of adding one.
     """
 
-    __slots__ = (
-        "count",
-        "full_run",
-        "keys",
-        "lap_changed",
-        "max_period",
-        "name_laps",
-        "name_run",
-        "names",
-        "period",
-        "seen",
-    )
+    __slots__ = ("count", "lap_changed", "max_period", "period", "ring", "runs", "seen")
+
+    # ``runs`` packs three per-period counters in one array (memory: one object, not three
+    # lists): full_run[p] at p, name_run[p] at size + p, name_laps[p] at 2 * size + p.
+    # ``ring`` holds the last max_period call keys, then the last max_period tool-name hashes.
+    # ``lap_changed`` is a bit set over periods.
 
     def __init__(self, max_period: int) -> None:
         self.max_period = max_period
-        self.keys = array("Q", bytes(8 * max_period))
-        self.names = array("Q", bytes(8 * max_period))
+        self.ring = array("Q", bytes(16 * max_period))
         size = max_period + 1
-        self.full_run = [0] * size
-        self.name_run = [0] * size
-        self.name_laps = [1] * size
-        self.lap_changed = [False] * size
+        self.runs = array("q", [0] * (2 * size) + [1] * size)
+        self.lap_changed = 0
         self.seen = 0
         self.period = 0
         self.count = 0
         self.fired = _NONE
+
+    @property
+    def full_run(self) -> list[int]:
+        """Per period: consecutive calls equal to the call p places back (for tests, state)."""
+        return self.runs[: self.max_period + 1].tolist()
 
     def observe(self, key: int, name: int) -> int:
         self.count = self._laps(key, name)
@@ -183,67 +179,74 @@ class ToolPattern(_Gated):
 
     def _laps(self, key: int, name: int) -> int:
         size = self.max_period
+        width = size + 1
         seen = self.seen
-        keys, names = self.keys, self.names
+        ring, runs = self.ring, self.runs
         best_full = best_name = 0
         for p in range(2, size + 1):
             if seen < p:
                 break
             back = (seen - p) % size
-            same_full = keys[back] == key
+            same_full = ring[back] == key
             if same_full:
-                self.full_run[p] += 1
+                runs[p] += 1
             else:
-                self.full_run[p] = 0
-            if names[back] == name:
-                run = self.name_run[p] = self.name_run[p] + 1
+                runs[p] = 0
+            bit = 1 << p
+            if ring[size + back] == name:
+                run = runs[width + p] = runs[width + p] + 1
                 if not same_full:
-                    self.lap_changed[p] = True
+                    self.lap_changed |= bit
                 if run % p == 0:
-                    if self.lap_changed[p]:
-                        self.name_laps[p] = max(1, math.ceil(self.name_laps[p] / 2))
+                    laps = 2 * width + p
+                    if self.lap_changed & bit:
+                        runs[laps] = max(1, math.ceil(runs[laps] / 2))
                     else:
-                        self.name_laps[p] += 1
-                    self.lap_changed[p] = False
+                        runs[laps] += 1
+                    self.lap_changed &= ~bit
             else:
-                self.name_run[p] = 0
-                self.name_laps[p] = 1
-                self.lap_changed[p] = False
-            if not best_full and self.full_run[p] >= p and not _constant(keys, seen, p, key):
+                runs[width + p] = 0
+                runs[2 * width + p] = 1
+                self.lap_changed &= ~bit
+            if not best_full and runs[p] >= p and not _constant(ring, 0, size, seen, p, key):
                 best_full = p
-            if not best_name and self.name_run[p] >= p and not _constant(names, seen, p, name):
+            if (
+                not best_name
+                and runs[width + p] >= p
+                and not _constant(ring, size, size, seen, p, name)
+            ):
                 best_name = p
         slot = seen % size
-        keys[slot] = key
-        names[slot] = name
+        ring[slot] = key
+        ring[size + slot] = name
         self.seen = seen + 1
         if best_full:
             self.period = best_full
-            return (self.full_run[best_full] + best_full) // best_full
+            return (runs[best_full] + best_full) // best_full
         if best_name:
             self.period = best_name
-            return self.name_laps[best_name]
+            return runs[2 * width + best_name]
         self.period = 0
         return 0
 
     def reset(self) -> None:
         # Forget the history too (``seen = 0``): otherwise the last pre-reset lap would count as
         # the first lap after it and the dimension would reach TERM again one lap early.
-        for p in range(len(self.full_run)):
-            self.full_run[p] = 0
-            self.name_run[p] = 0
-            self.name_laps[p] = 1
-            self.lap_changed[p] = False
+        width = self.max_period + 1
+        for p in range(width):
+            self.runs[p] = 0
+            self.runs[width + p] = 0
+            self.runs[2 * width + p] = 1
+        self.lap_changed = 0
         self.seen = 0
         self.period = 0
         self.count = 0
         self.fired = _NONE
 
 
-def _constant(ring: array, seen: int, p: int, current: int) -> bool:
-    """True when the last p-1 entries and ``current`` are all equal (a period-1 run)."""
-    size = len(ring)
-    return all(ring[(seen - j) % size] == current for j in range(1, p))
+def _constant(ring: array, offset: int, size: int, seen: int, p: int, current: int) -> bool:
+    """True when the last p-1 entries of one half of ``ring`` and ``current`` are all equal."""
+    return all(ring[offset + (seen - j) % size] == current for j in range(1, p))
 
 
 class PollNoProgress:

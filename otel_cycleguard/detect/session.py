@@ -656,7 +656,7 @@ def _normalise_words(text: str) -> list[str]:
 def _int(value: object) -> int:
     try:
         return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # None, "n/a", inf, nan
         return 0
 
 
