@@ -89,12 +89,11 @@ class SessionDetector:
         "_budget",
         "_category",
         "_error",
-        "_evidence_args",
-        "_evidence_results",
         "_evidence_tools",
         "_identical",
         "_pattern",
         "_poll",
+        "_recent",
         "_rules",
         "_state",
         "_text",
@@ -133,8 +132,8 @@ class SessionDetector:
         self._rules = RealWorldRules()
         size = max(detector.config.evidence_size, profile.tool_pattern.max_period)
         self._evidence_tools: list[str] = [""] * size
-        self._evidence_args = array("Q", bytes(8 * size))
-        self._evidence_results = array("Q", bytes(16 * size))  # result hash, error flag
+        # Per recent call: args hash, result hash, error flag (one array: memory).
+        self._recent = array("Q", bytes(24 * size))
 
     # -- observations -------------------------------------------------------------------
 
@@ -423,9 +422,10 @@ class SessionDetector:
         size = len(self._evidence_tools)
         slot = step % size
         self._evidence_tools[slot] = tool
-        self._evidence_args[slot] = key
-        self._evidence_results[2 * slot] = result
-        self._evidence_results[2 * slot + 1] = 1 if failed else 0
+        evidence = self._recent
+        evidence[3 * slot] = key
+        evidence[3 * slot + 1] = result
+        evidence[3 * slot + 2] = 1 if failed else 0
 
     def _evidence(self, count: int) -> tuple[CallDigest, ...]:
         size = len(self._evidence_tools)
@@ -436,9 +436,9 @@ class SessionDetector:
             out.append(
                 CallDigest(
                     self._evidence_tools[slot],
-                    hex_digest(self._evidence_args[slot]),
-                    hex_digest(self._evidence_results[2 * slot]),
-                    bool(self._evidence_results[2 * slot + 1]),
+                    hex_digest(self._recent[3 * slot]),
+                    hex_digest(self._recent[3 * slot + 1]),
+                    bool(self._recent[3 * slot + 2]),
                 )
             )
         return tuple(out)
@@ -609,8 +609,12 @@ class SessionDetector:
             "model_turns": self.model_turns,
             "evidence": {
                 "tools": list(self._evidence_tools),
-                "args": list(self._evidence_args),
-                "results": list(self._evidence_results),
+                "args": self._recent[0::3].tolist(),
+                "results": [
+                    v
+                    for i in range(len(self._evidence_tools))
+                    for v in self._recent[3 * i + 1 : 3 * i + 3]
+                ],
             },
             "dimensions": dims,
         }
@@ -626,8 +630,15 @@ class SessionDetector:
         tools = evidence.get("tools") or []
         if len(tools) == len(self._evidence_tools):
             self._evidence_tools = [str(t) for t in tools]
-            self._evidence_args = array("Q", evidence["args"])
-            self._evidence_results = array("Q", evidence["results"])
+            args, results = evidence["args"], evidence["results"]
+            self._recent = array(
+                "Q",
+                [
+                    v
+                    for i, key in enumerate(args)
+                    for v in (key, results[2 * i], results[2 * i + 1])
+                ],
+            )
         window = self.profile.state_hash.window
         for attr, slots in (state.get("dimensions") or {}).items():
             if attr not in self._STATE_DIMENSIONS:
