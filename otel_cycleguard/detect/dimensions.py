@@ -109,24 +109,27 @@ class CategoryStreak(_Gated):
 
     __slots__ = ("category", "count", "last_args")
 
-    _MAX_TRACKED_TOOLS = 16
+    _MAX_TRACKED_TOOLS = 4
 
     def __init__(self) -> None:
         self.category: str | None = None
         self.count = 0
-        self.last_args: dict[str, int] | None = None
+        # The last argument hash per progress-aware tool, as a flat (tool, hash, ...) tuple:
+        # a handful of tools at most, and far smaller than a dict per session.
+        self.last_args: tuple = ()
         self.fired = _NONE
 
     def observe(self, category: str, tool: str, key: int, progress_aware: bool) -> int:
         changed_args = False
         if progress_aware:
-            last = self.last_args.get(tool) if self.last_args else None
-            changed_args = last is not None and last != key
-            if self.last_args is None:
-                self.last_args = {}
-            elif tool not in self.last_args and len(self.last_args) >= self._MAX_TRACKED_TOOLS:
-                self.last_args.pop(next(iter(self.last_args)))
-            self.last_args[tool] = key
+            pairs = self.last_args
+            kept: list = []
+            for i in range(0, len(pairs), 2):
+                if pairs[i] == tool:
+                    changed_args = pairs[i + 1] != key
+                else:
+                    kept += (pairs[i], pairs[i + 1])
+            self.last_args = (*kept[-2 * (self._MAX_TRACKED_TOOLS - 1) :], tool, key)
         if category != self.category:
             self.category = category
             self.count = 1
