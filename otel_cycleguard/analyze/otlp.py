@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from otel_cycleguard.analyze._spandata import new_span
 from otel_cycleguard.analyze.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, hex_id
 from otel_cycleguard.analyze.problems import BadSpan
 from otel_cycleguard.spans import SpanData, SpanEvent
@@ -20,6 +21,12 @@ __all__ = ["any_value", "attributes", "span_from_otlp", "spans_from_resource_spa
 Report = Callable[[str], None]
 
 _ERROR_CODES = frozenset({2, "2", "STATUS_CODE_ERROR", "ERROR"})
+_HEX_DIGITS = "0123456789abcdef"
+# The last lowercase-hex trace id and parent id validated, as (raw, hex) pairs: a tuple is
+# replaced whole, so threads converting at once read a consistent pair.
+_NOTHING = object()  # equal to no JSON value
+_last_trace_id: tuple[object, str] = (_NOTHING, "")
+_last_parent_id: tuple[object, str] = (_NOTHING, "")
 
 
 def any_value(value: Mapping[str, Any]) -> Any:
@@ -27,33 +34,69 @@ def any_value(value: Mapping[str, Any]) -> Any:
 
     Arrays become tuples, key-value lists dicts, bytes stay base64 text.
     """
+    if value.__class__ is dict and len(value) == 1:
+        # One key, as every exporter writes it: dispatch on it (same checks as below).
+        for kind in value:
+            unwrap = _UNWRAP.get(kind)
+            return None if unwrap is None else unwrap(value[kind])
     if "stringValue" in value:
-        text = value["stringValue"]
-        if not isinstance(text, str):
-            raise ValueError(f"stringValue is not a string: {text!r}")
-        return text
+        return _string(value["stringValue"])
     if "intValue" in value:
-        number = value["intValue"]
-        if isinstance(number, bool) or not isinstance(number, (int, str)):
-            raise ValueError(f"intValue is not an integer: {number!r}")
-        return int(number)
+        return _int(value["intValue"])
     if "boolValue" in value:
-        flag = value["boolValue"]
-        if not isinstance(flag, bool):
-            raise ValueError(f"boolValue is not a boolean: {flag!r}")
-        return flag
+        return _bool(value["boolValue"])
     if "doubleValue" in value:
-        real = value["doubleValue"]
-        if isinstance(real, bool) or not isinstance(real, (int, float, str)):
-            raise ValueError(f"doubleValue is not a number: {real!r}")
-        return float(real)  # the protobuf mapping writes "NaN" and "Infinity" as strings
+        return _double(value["doubleValue"])
     if "arrayValue" in value:
-        return tuple(any_value(item) for item in value["arrayValue"].get("values", ()))
+        return _array(value["arrayValue"])
     if "kvlistValue" in value:
-        return attributes(value["kvlistValue"].get("values", ()))
+        return _kvlist(value["kvlistValue"])
     if "bytesValue" in value:
         return str(value["bytesValue"])
     return None
+
+
+def _string(text: Any) -> str:
+    if not isinstance(text, str):
+        raise ValueError(f"stringValue is not a string: {text!r}")
+    return text
+
+
+def _int(number: Any) -> int:
+    if isinstance(number, bool) or not isinstance(number, (int, str)):
+        raise ValueError(f"intValue is not an integer: {number!r}")
+    return int(number)
+
+
+def _bool(flag: Any) -> bool:
+    if not isinstance(flag, bool):
+        raise ValueError(f"boolValue is not a boolean: {flag!r}")
+    return flag
+
+
+def _double(real: Any) -> float:
+    if isinstance(real, bool) or not isinstance(real, (int, float, str)):
+        raise ValueError(f"doubleValue is not a number: {real!r}")
+    return float(real)  # the protobuf mapping writes "NaN" and "Infinity" as strings
+
+
+def _array(array: Any) -> tuple[Any, ...]:
+    return tuple(any_value(item) for item in array.get("values", ()))
+
+
+def _kvlist(kvlist: Any) -> dict[str, Any]:
+    return attributes(kvlist.get("values", ()))
+
+
+_UNWRAP: dict[str, Callable[[Any], Any]] = {
+    "stringValue": _string,
+    "intValue": _int,
+    "boolValue": _bool,
+    "doubleValue": _double,
+    "arrayValue": _array,
+    "kvlistValue": _kvlist,
+    "bytesValue": str,
+}
 
 
 def attributes(items: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
@@ -61,8 +104,23 @@ def attributes(items: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for item in items or ():
         key = item["key"]
+        value = item.get("value")
+        if value.__class__ is dict:
+            # Most values are strings; ``any_value`` would return this one as it is.
+            text = value.get("stringValue")
+            if text.__class__ is str:
+                result[key] = text
+                continue
+            if text is None and len(value) == 1:  # {"intValue": "123"}: int() it, if it can
+                number = value.get("intValue")
+                if number.__class__ is str:
+                    try:
+                        result[key] = int(number)
+                        continue
+                    except ValueError:
+                        pass  # any_value words the error
         try:
-            value = any_value(item.get("value") or {})
+            value = any_value(value or {})
         except (ValueError, TypeError, AttributeError) as exc:
             raise ValueError(f"attribute {key!r}: {exc}") from exc
         if value is not None:
@@ -72,6 +130,18 @@ def attributes(items: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
 
 def span_from_otlp(span: Mapping[str, Any], resource: Mapping[str, Any]) -> SpanData:
     """Convert one OTLP JSON span; raises :class:`BadSpan` with the reason to skip it."""
+    if span.__class__ is dict:
+        try:
+            converted = _fast_span(span, resource)  # type: ignore[arg-type]
+        except Exception:  # the checked conversion decides and words the error
+            converted = None
+        if converted is not None:
+            return converted
+    return _checked_span(span, resource)
+
+
+def _checked_span(span: Mapping[str, Any], resource: Mapping[str, Any]) -> SpanData:
+    """The reference conversion: every field checked in order, errors worded for the user."""
     name = span.get("name")
     label = f"span {name!r}" if name else "span"
     try:
@@ -104,6 +174,72 @@ def span_from_otlp(span: Mapping[str, Any], resource: Mapping[str, Any]) -> Span
         raise BadSpan(f"{label}: {_describe(exc)}") from exc
 
 
+def _fast_span(span: dict[str, Any], resource: Mapping[str, Any]) -> SpanData | None:
+    """:func:`_checked_span` for a well-formed span, without its per-field overhead.
+
+    Returns exactly what ``_checked_span`` returns, or None (or raises anything) when the span
+    is not plainly valid: the caller then runs ``_checked_span``, which rejects it or, for an
+    unusual but valid form, converts it. Ids in lowercase hex of the right width are taken
+    as they are; other forms go through :func:`hex_id`.
+    """
+    global _last_trace_id, _last_parent_id
+    get = span.get
+    trace_id = get("traceId")
+    last = _last_trace_id  # the spans of a document mostly share one trace id: check it once
+    if trace_id == last[0]:
+        trace_id = last[1]
+    elif trace_id.__class__ is str and len(trace_id) == 32 and not trace_id.strip(_HEX_DIGITS):
+        if not trace_id.strip("0"):
+            return None
+        _last_trace_id = (trace_id, trace_id)
+    else:
+        trace_id = hex_id(trace_id, TRACE_ID_BYTES)
+    span_id = get("spanId")
+    if span_id.__class__ is str and len(span_id) == 16 and not span_id.strip(_HEX_DIGITS):
+        if not span_id.strip("0"):
+            return None
+    else:
+        span_id = hex_id(span_id, SPAN_ID_BYTES)
+    name = get("name")
+    if trace_id is None or span_id is None or name.__class__ is not str or not name:
+        return None
+    parent = get("parentSpanId")
+    if parent is not None:
+        last = _last_parent_id  # and siblings one parent
+        if parent == last[0]:
+            parent = last[1]
+        elif parent.__class__ is str and len(parent) == 16 and not parent.strip(_HEX_DIGITS):
+            if not parent.strip("0"):
+                parent = None
+            else:
+                _last_parent_id = (parent, parent)
+        else:
+            parent = hex_id(parent, SPAN_ID_BYTES)
+    status = get("status")
+    if status:
+        message = status.get("message") or None
+        status_error = status.get("code") in _ERROR_CODES
+        if message is not None:
+            message = str(message)
+    else:
+        status_error = False
+        message = None
+    events = get("events")
+    return new_span(
+        trace_id,
+        span_id,
+        name,
+        parent,
+        int(get("startTimeUnixNano") or 0),
+        int(get("endTimeUnixNano") or 0),
+        attributes(get("attributes")),
+        tuple([_event(event) for event in events]) if events else (),
+        status_error,
+        message,
+        resource,
+    )
+
+
 def spans_from_resource_spans(
     resource_spans: Iterable[Mapping[str, Any]], report: Report
 ) -> Iterator[SpanData]:
@@ -121,14 +257,21 @@ def spans_from_resource_spans(
             continue
         for spans in span_lists:
             for span in spans:
-                try:
-                    converted = span_from_otlp(span, resource)
-                except BadSpan as exc:
-                    report(str(exc))
-                    continue
-                except AttributeError:
-                    report(f"span entry is not an object: {span!r:.80}")
-                    continue
+                converted = None
+                if span.__class__ is dict:
+                    try:
+                        converted = _fast_span(span, resource)
+                    except Exception:  # _checked_span decides and words it
+                        converted = None
+                if converted is None:
+                    try:
+                        converted = _checked_span(span, resource)
+                    except BadSpan as exc:
+                        report(str(exc))
+                        continue
+                    except AttributeError:
+                        report(f"span entry is not an object: {span!r:.80}")
+                        continue
                 yield converted
 
 
