@@ -73,6 +73,10 @@ class Mailboxes:
         self.before_take: Callable[[], object] | None = None
 
     def get(self, session: str, *, create: bool = True) -> Mailbox | None:
+        """A session's mailbox. Readers (``create=False``: enforcement points peeking at the
+        run state) first let background detection catch up, like :meth:`take`."""
+        if not create and self.before_take is not None:
+            self.before_take()
         with self._lock:
             box = self._boxes.get(session)
             if box is not None:
