@@ -14,6 +14,7 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from otel_cycleguard.analyze._spandata import new_span
 from otel_cycleguard.analyze.otlp import spans_from_resource_spans
 from otel_cycleguard.spans import SpanData, SpanEvent
 
@@ -63,10 +64,14 @@ def _attributes(items: Iterable[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kv in items:
         v = kv.value
+        text = v.string_value
+        if text:  # a non-empty string can only be the string case of the oneof
+            out[kv.key] = text
+            continue
         kind = v.WhichOneof("value")
-        # Inline the common cases: most attributes are strings or ints.
+        # Inline the other common cases: an empty string, an int.
         if kind == "string_value":
-            out[kv.key] = v.string_value
+            out[kv.key] = text
         elif kind == "int_value":
             out[kv.key] = v.int_value
         elif kind is not None:
@@ -101,7 +106,7 @@ def from_request(request: ExportTraceServiceRequest) -> Converted:
                 events = span.events
                 status = span.status
                 append(
-                    SpanData(
+                    new_span(
                         trace_id.hex(),
                         span_id.hex(),
                         name,
