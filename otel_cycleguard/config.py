@@ -26,6 +26,7 @@ __all__ = [
     "CycleGuardConfig",
     "ErrorStreakConfig",
     "EscalationConfig",
+    "FailureDensityConfig",
     "NearDuplicateEditConfig",
     "ProfileConfig",
     "RepeatedFailureConfig",
@@ -210,6 +211,35 @@ class RepeatedFailureConfig(_Strict):
         return self
 
 
+class FailureDensityConfig(_Strict):
+    """Failures that keep coming with only trivial successes in between: at least ``term``
+    (``warn``) of the last ``window`` calls failed, counted since the last successful call of
+    a ``progress_tools`` tool (an edit that went through is progress and starts the count
+    over). Reported under ``error_streak``: the consecutive streak misses a run whose every
+    few failures are interrupted by a call that "works" (``ls``, ``echo``, an index update)
+    without getting the agent anywhere. The built-in profiles ask for about two thirds of
+    the window (``general`` 8 of 12, ``coding`` 11 of 16, ``subagent`` 6 of 9). While the
+    counted failures are all consecutive the rule is silent: that is the SPEC error streak,
+    with its own thresholds.
+    """
+
+    enabled: bool = True
+    window: int = Field(default=12, ge=2, le=64)
+    warn: int = Field(default=6, ge=1)
+    term: int = Field(default=8, ge=1)
+    progress_tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
+
+    @model_validator(mode="after")
+    def _thresholds_fit_window(self) -> FailureDensityConfig:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        if self.term > self.window:
+            raise ValueError(
+                f"term threshold ({self.term}) must not exceed the window ({self.window})"
+            )
+        return self
+
+
 class BudgetConfig(_Strict):
     """Per-session limits, independent of repetition. Off by default (SPEC §2).
 
@@ -251,6 +281,7 @@ class ProfileConfig(_Strict):
     replay_cycle: ReplayCycleConfig = Field(default_factory=ReplayCycleConfig)
     near_duplicate_edit: NearDuplicateEditConfig = Field(default_factory=NearDuplicateEditConfig)
     repeated_failure: RepeatedFailureConfig = Field(default_factory=RepeatedFailureConfig)
+    failure_density: FailureDensityConfig = Field(default_factory=FailureDensityConfig)
 
 
 def _t(warn: int, term: int) -> dict[str, int]:
@@ -276,6 +307,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "tool_pattern": _t(3, 5),
         "poll_no_progress": _t(10, 20),
         "error_streak": _t(5, 8),
+        "failure_density": {"window": 12, "warn": 6, "term": 8},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -296,6 +328,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "tool_pattern": _t(4, 7),
         "poll_no_progress": _t(10, 20),
         "error_streak": _t(8, 12),
+        "failure_density": {"window": 16, "warn": 8, "term": 11},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -316,6 +349,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "tool_pattern": _t(3, 5),
         "poll_no_progress": _t(5, 10),
         "error_streak": _t(4, 6),
+        "failure_density": {"window": 9, "warn": 4, "term": 6},
         "text_loop": _t(3, 4),
         "state_hash": _t(3, 4),
     },

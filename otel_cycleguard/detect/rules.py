@@ -16,6 +16,10 @@ they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplic
   re-applied while the file grows. Results are not compared (they differ each time).
 - ``repeated_failure`` (identical_call): the same call failing with the same masked result,
   consecutively, with thresholds below ``identical_call``'s: a retry that cannot work.
+- ``failure_density`` (error_streak): at least ``term`` of the last ``window`` calls failed,
+  counted since the last successful edit-like call (``progress_tools``): the run keeps failing
+  and the calls that "work" in between (``ls``, ``echo``, a package-index update) are trivial,
+  so the consecutive error streak keeps starting over and never reaches its TERM.
 
 :func:`refine_failure` decides failures from results for exec-like and search-like tools:
 exit codes a command uses for findings (``grep`` 1, ``pylint`` 16) are not failures; known
@@ -148,9 +152,13 @@ def refine_failure(
 
 
 class RealWorldRules:
-    """One session's state for the three rules. Not thread-safe (the session is serialised)."""
+    """One session's state for the rules. Not thread-safe (the session is serialised)."""
 
     __slots__ = (
+        "density_bits",
+        "density_calls",
+        "density_gate",
+        "density_run",
         "edit_count",
         "edit_gate",
         "edit_key",
@@ -176,6 +184,10 @@ class RealWorldRules:
         self.edit_count = 0
         self.edit_gate = Gate()
         self.fail_gate = Gate()
+        self.density_bits = 0  # bit j set: the call j calls ago failed
+        self.density_calls = 0  # calls counted since the last progress (or reset)
+        self.density_run = 0  # consecutive failures at the end
+        self.density_gate = Gate()
 
     def observe(
         self,
@@ -252,7 +264,42 @@ class RealWorldRules:
                         "arguments and the same (masked) error",
                     )
                 )
+        cfg_d = profile.failure_density
+        if cfg_d.enabled:
+            count, seen = self._density(tool, canonical, failed, cfg_d)
+            # Failures that are all consecutive are the SPEC error streak's to report (with
+            # its own thresholds); this rule speaks only when successes came in between.
+            covered = count <= self.density_run
+            level = None if covered else self.density_gate.check(count, cfg_d.warn, cfg_d.term)
+            if level is not None:
+                names = tuple(dict.fromkeys(recent_tools(seen)))[:4] if seen else (tool,)
+                hits.append(
+                    (
+                        Dimension.ERROR_STREAK,
+                        level,
+                        count,
+                        cfg_d.term if level is Level.TERM else cfg_d.warn,
+                        names,
+                        f"failure_density: {count} of the last {seen} calls failed, with no "
+                        f"successful {'/'.join(cfg_d.progress_tools) or 'progress'} call in "
+                        "between (the run keeps failing; the calls that worked in between "
+                        "were no progress)",
+                    )
+                )
         return hits
+
+    def _density(self, tool: str, canonical: str, failed: bool, cfg) -> tuple[int, int]:
+        """(failures among the last ``window`` calls since the last progress, calls counted)."""
+        window = cfg.window
+        if not failed:
+            names = _lowered(cfg.progress_tools)
+            if canonical in names or tool.lower() in names:
+                self.density_bits = self.density_calls = self.density_run = 0
+                return 0, 0
+        self.density_run = self.density_run + 1 if failed else 0
+        self.density_bits = ((self.density_bits << 1) | int(failed)) & ((1 << window) - 1)
+        self.density_calls = min(self.density_calls + 1, window)
+        return self.density_bits.bit_count(), self.density_calls
 
     def _replay(self, step: int, pair: int, max_gap: int) -> int:
         table = self.replay
@@ -308,6 +355,9 @@ class RealWorldRules:
 
     def reset(self, dimension: Dimension) -> None:
         """Self-heal of a dimension: its rules count from zero again."""
+        if dimension is Dimension.ERROR_STREAK:
+            self.density_bits = self.density_calls = self.density_run = 0
+            self.density_gate.reset()
         if dimension is Dimension.IDENTICAL_CALL:
             self.replay = None
             self.replay_gaps = None

@@ -260,3 +260,90 @@ def test_new_knobs_validate():
         )
     with pytest.raises(ConfigError):
         load_config(environ={}, profiles={"general": {"replay_cycle": {"max_gap": 1}}})
+
+
+# -- failure_density ------------------------------------------------------------------------
+
+
+def _rabbit_hole(n):
+    """Failing installs, each few calls interrupted by a trivial call that works."""
+    calls = []
+    for i in range(n):
+        if i % 4 == 3:
+            calls.append(("bash", {"command": f"ls -F dir{i}"}, f"file{i}\n"))
+        else:
+            calls.append(("bash", {"command": f"apt-get install pkg{i}"}, "\nEXECUTION TIMED OUT"))
+    return calls
+
+
+def test_failure_density_terms_on_failures_with_trivial_successes_in_between():
+    s = session("coding")  # 11 of 16
+    fired = feed(s, _rabbit_hole(20))
+    assert terms(fired) == [(13, Dimension.ERROR_STREAK)]
+    text = next(t for step, dim, level, t in fired if level is Level.TERM)
+    assert text.startswith("failure_density: 11 of the last 14 calls failed")
+    # the consecutive streak never gets past 3 here
+    assert not [f for f in fired if not f[3].startswith("failure_density")]
+
+
+def test_failure_density_general_profile_eight_of_twelve():
+    s = session()
+    fired = feed(s, _rabbit_hole(12))
+    assert terms(fired) == [(9, Dimension.ERROR_STREAK)]
+
+
+def test_failure_density_a_successful_edit_starts_the_count_over():
+    s = session("coding")
+    calls = _rabbit_hole(12)
+    calls.append(("edit", {"args": "1:1\nfix"}, "[File: a.java (3 lines total)]"))
+    calls += _rabbit_hole(12)
+    assert terms(feed(s, calls), "failure_density") == []
+
+
+def test_failure_density_leaves_consecutive_failures_to_the_error_streak():
+    s = session("coding")
+    calls = [
+        ("bash", {"command": f"apt-get install p{i}"}, "E: Unable to locate") for i in range(12)
+    ]
+    fired = feed(s, calls)
+    assert not [f for f in fired if f[3].startswith("failure_density")]
+    assert terms(fired) == [(11, Dimension.ERROR_STREAK)]  # the SPEC streak, term 12
+
+
+def test_failure_density_silent_when_most_calls_work():
+    s = session("coding")
+    calls = []
+    for i in range(40):  # tests fail every other call while the code changes
+        calls.append(
+            ("bash", {"command": f"python t.py {i}"}, "Traceback (most recent call last):")
+        )
+        calls.append(("bash", {"command": f"cat f{i}"}, f"content {i}"))
+    assert terms(feed(s, calls)) == []
+
+
+def test_failure_density_is_configurable_and_can_be_disabled():
+    s = session("coding", profiles={"coding": {"failure_density": {"enabled": False}}})
+    assert terms(feed(s, _rabbit_hole(30))) == []
+    s = session(
+        "coding", profiles={"coding": {"failure_density": {"window": 8, "warn": 4, "term": 6}}}
+    )
+    assert terms(feed(s, _rabbit_hole(8))) == [(6, Dimension.ERROR_STREAK)]
+
+
+def test_failure_density_self_heal_resets_its_window():
+    s = session("coding")
+    feed(s, _rabbit_hole(15))
+    s.reset(Dimension.ERROR_STREAK)
+    fired = feed(s, _rabbit_hole(10))
+    assert terms(fired) == []
+
+
+def test_failure_density_knobs_validate():
+    from otel_cycleguard.config import ConfigError
+
+    with pytest.raises(ConfigError):
+        load_config(environ={}, profiles={"coding": {"failure_density": {"window": 8, "term": 9}}})
+    with pytest.raises(ConfigError):
+        load_config(environ={}, profiles={"coding": {"failure_density": {"warn": 9, "term": 8}}})
+    with pytest.raises(ConfigError):
+        load_config(environ={}, profiles={"coding": {"failure_density": {"window": 1}}})
