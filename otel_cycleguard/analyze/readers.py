@@ -85,14 +85,31 @@ class TraceReader:
 
     def __iter__(self) -> Iterator[SpanData]:
         for source in self._sources:
-            yield from self._read_source(source)
+            for found in self._read_source(source):
+                yield from self._emit(found)
+
+    def iter_documents(self) -> Iterator[list[SpanData]]:
+        """The spans document by document, as lists: for consumers that work per document.
+
+        Reads, converts and counts exactly as iterating the reader does, one document (one
+        JSON line) at a time, without a generator step per span. A document whose spans were
+        all skipped gives an empty list. A document's skipped spans are reported before its
+        list is yielded.
+        """
+        for source in self._sources:
+            for found in self._read_source(source):
+                self.formats[found.format_name] += 1
+                self.documents += 1
+                spans = list(found.spans)
+                self.spans_read += len(spans)
+                yield spans
 
     def _skip(self, source: Source, line: int | None, kind: ProblemKind, reason: str) -> None:
         """Count a problem and hand it to ``on_skip``."""
         self.problems[kind] += 1
         self._on_skip(InputProblem(source.name, line, kind, reason))
 
-    def _read_source(self, source: Source) -> Iterator[SpanData]:
+    def _read_source(self, source: Source) -> Iterator[DocumentSpans]:
         """Read one file, reporting a truncated or corrupt gzip tail after what it could read."""
         cursor = _Cursor()
         with open_source(source) as stream:
@@ -107,7 +124,9 @@ class TraceReader:
                     "kept what was read before",
                 )
 
-    def _read_stream(self, source: Source, stream: BinaryIO, cursor: _Cursor) -> Iterator[SpanData]:
+    def _read_stream(
+        self, source: Source, stream: BinaryIO, cursor: _Cursor
+    ) -> Iterator[DocumentSpans]:
         """Sniff the layout (JSON lines or one document) from the first lines, then read."""
         first = cursor.next_content(stream)
         if first is None:
@@ -122,7 +141,7 @@ class TraceReader:
             if found is None:
                 self._unknown(source, describe_shape(document))
                 return
-            yield from self._emit(found)
+            yield found
             yield from self._read_lines(source, stream, cursor)
             return
         first_number = cursor.line
@@ -132,12 +151,14 @@ class TraceReader:
             found = document_spans(document, self._reporter(source, cursor.line))
         if found is not None:  # JSON lines whose first line is broken
             self._skip(source, first_number, "invalid_json", "invalid JSON line")
-            yield from self._emit(found)
+            yield found
             yield from self._read_lines(source, stream, cursor)
             return
         yield from self._read_document(source, first + (second or b""), stream)
 
-    def _read_lines(self, source: Source, stream: BinaryIO, cursor: _Cursor) -> Iterator[SpanData]:
+    def _read_lines(
+        self, source: Source, stream: BinaryIO, cursor: _Cursor
+    ) -> Iterator[DocumentSpans]:
         """JSON lines: one document per line, bad lines skipped with their number."""
         for line in stream:
             cursor.line += 1
@@ -152,9 +173,11 @@ class TraceReader:
                 reason = f"not a trace document: {describe_shape(document)}"
                 self._skip(source, cursor.line, "not_a_trace", reason)
                 continue
-            yield from self._emit(found)
+            yield found
 
-    def _read_document(self, source: Source, head: bytes, stream: BinaryIO) -> Iterator[SpanData]:
+    def _read_document(
+        self, source: Source, head: bytes, stream: BinaryIO
+    ) -> Iterator[DocumentSpans]:
         """One JSON document, parsed whole; a truncated gzip tail still reports what it can."""
         chunks = [head]
         truncated: Exception | None = None
@@ -177,7 +200,7 @@ class TraceReader:
         if found is None:
             self._unknown(source, describe_shape(document))
             return
-        yield from self._emit(found)
+        yield found
 
     def _emit(self, found: DocumentSpans) -> Iterator[SpanData]:
         """Yield a document's spans, counting them and the format."""

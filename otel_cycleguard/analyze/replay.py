@@ -166,6 +166,28 @@ class Replayer:
         if self._in_flight > self.max_spans_in_flight:
             self._flush_oldest()
 
+    def add_all(self, spans: Iterable[SpanData]) -> None:
+        """``add`` each span, in order (one call for a whole document)."""
+        traces = self._traces
+        document = self._document
+        limit = self.max_spans_in_flight
+        seen = 0
+        try:
+            for span in spans:
+                seen += 1
+                trace = traces.get(span.trace_id)
+                if trace is None:
+                    trace = traces[span.trace_id] = _Trace()
+                trace.spans.append(span)
+                trace.last_document = document
+                if not span.parent_span_id:
+                    trace.has_root = True
+                self._in_flight += 1
+                if self._in_flight > limit:
+                    self._flush_oldest()
+        finally:
+            self.spans_seen += seen
+
     def end_document(self) -> None:
         """A document (a JSON line, a whole file) ended: replay the traces that are complete."""
         self._document += 1
@@ -521,18 +543,22 @@ def analyze_paths(
         config, hitl=hitl, keep_steps=keep_steps, max_spans_in_flight=max_spans_in_flight
     )
     add = replayer.add
-    document = 0
+    read = 0
     countdown = PROGRESS_EVERY
-    for span in reader:
-        if reader.documents != document:
-            document = reader.documents
-            replayer.end_document()
-        add(span)
-        if on_progress is not None:
+    for spans in reader.iter_documents():
+        if not spans:
+            continue  # as when iterating spans: a document without spans ends nothing
+        replayer.end_document()
+        if on_progress is None:
+            replayer.add_all(spans)
+            continue
+        for span in spans:
+            add(span)
+            read += 1
             countdown -= 1
             if not countdown:
                 countdown = PROGRESS_EVERY
-                on_progress(reader.spans_read, len(replayer._sessions))
+                on_progress(read, len(replayer._sessions))
     sessions = replayer.finish()
     if on_progress is not None:
         on_progress(reader.spans_read, len(sessions))

@@ -12,9 +12,11 @@ import base64
 import binascii
 import copy
 import itertools
+import json
 import random
 import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_cycleguard.analyze import otlp
+from otel_cycleguard.analyze import InputProblem, Replayer, TraceReader, otlp
 from otel_cycleguard.analyze._spandata import FIELDS, new_span
 from otel_cycleguard.analyze.ids import hex_id
 from otel_cycleguard.analyze.problems import BadSpan
@@ -459,3 +461,47 @@ class TestNewSpan:
     def test_new_span_takes_every_field(self) -> None:
         with pytest.raises(TypeError):
             new_span(TRACE, SPAN, "n")
+
+
+class TestDocuments:
+    def test_iter_documents_reads_and_counts_like_iterating_spans(
+        self, sdk_spans: list[ReadableSpan], tmp_path: Path
+    ) -> None:
+        document = json.dumps(ids_to_hex(MessageToDict(encode_spans(sdk_spans))))
+        broken = document.replace('"spanId"', '"spanID"', 2)  # two spans skipped
+        empty = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]})
+        path = tmp_path / "export.jsonl"
+        path.write_text("\n".join([document, "not json", broken, empty, document]) + "\n")
+
+        problems: list[InputProblem] = []
+        by_span = TraceReader([str(path)], on_skip=problems.append)
+        spans = list(by_span)
+        batched_problems: list[InputProblem] = []
+        by_document = TraceReader([str(path)], on_skip=batched_problems.append)
+        documents = list(by_document.iter_documents())
+
+        assert [span for batch in documents for span in batch] == spans
+        assert [len(batch) for batch in documents] == [
+            len(sdk_spans),
+            len(sdk_spans) - 2,
+            0,
+            len(sdk_spans),
+        ]
+        assert batched_problems == problems and len(problems) == 4
+        for attribute in ("spans_read", "documents", "formats", "problems"):
+            assert getattr(by_document, attribute) == getattr(by_span, attribute), attribute
+
+    def test_add_all_is_add_span_by_span(self, sdk_spans: list[ReadableSpan]) -> None:
+        spans = list(
+            otlp.spans_from_resource_spans(
+                ids_to_hex(MessageToDict(encode_spans(sdk_spans)))["resourceSpans"], print
+            )
+        )
+        one, many = Replayer(max_spans_in_flight=2), Replayer(max_spans_in_flight=2)
+        for span in spans * 3:
+            one.add(span)
+        many.add_all(spans * 3)
+        assert many.spans_seen == one.spans_seen == 3 * len(spans)
+        assert many._in_flight == one._in_flight
+        assert list(many._traces) == list(one._traces)
+        assert repr(many.finish()) == repr(one.finish())
