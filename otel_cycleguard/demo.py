@@ -187,7 +187,7 @@ def _scenarios() -> list[Scenario]:
         Scenario(
             "fixer",
             "read -> edit -> test, round and round",
-            "tool_pattern: self-heal, ignored, human silent, terminated",
+            "the lap replayed with the same results: self-heal, ignored, human silent, terminated",
             fix_cycle,
             None,
             max_steps=60,
