@@ -30,6 +30,7 @@ search matches) are. State is hashes and small integers; nothing raw is kept.
 from __future__ import annotations
 
 import re
+from array import array
 from typing import Any
 
 from otel_cycleguard.config import ErrorStreakConfig, ProfileConfig
@@ -169,15 +170,17 @@ class RealWorldRules:
         "replay_full",
         "replay_gaps",
         "replay_gate",
+        "replay_meta",
         "replay_unit",
     )
 
     def __init__(self) -> None:
-        self.replay: dict[int, list[int]] | None = None  # key -> [last step, gap, laps]
+        self.replay: array | None = None  # ring of (key, result) pair hashes
+        self.replay_meta: array | None = None  # per ring slot: last step, gap, laps
         self.replay_count = 0
         self.replay_unit = 0
         self.replay_full = False
-        self.replay_gaps: list[int] | None = None  # per recent step: the gap it replayed at
+        self.replay_gaps: array | None = None  # per recent step: the gap it replayed at
         self.replay_gate = Gate()
         self.edit_key = 0
         self.edit_step = -2
@@ -302,33 +305,40 @@ class RealWorldRules:
         return self.density_bits.bit_count(), self.density_calls
 
     def _replay(self, step: int, pair: int, max_gap: int) -> int:
-        table = self.replay
-        if table is None:
-            table = self.replay = {}
-        entry = table.get(pair)
-        if entry is None:
-            table[pair] = [step, 0, 1]
-        else:
-            gap = step - entry[0]
-            if 2 <= gap <= max_gap:
-                entry[2] = entry[2] + 1 if gap == entry[1] else 2
-                entry[1] = gap
-            else:
-                entry[1], entry[2] = 0, 1
-            entry[0] = step
+        # A ring of max_gap + 1 slots: slot ``s % size`` belongs to the call seen at step s, so
+        # the entry it overwrites is always older than max_gap (stale). ``replay`` holds the
+        # (key, result) pair hashes, ``replay_meta`` last step, gap and laps per slot: two
+        # arrays instead of a dict of lists (memory per idle session).
+        size = max_gap + 1
+        pairs, meta = self.replay, self.replay_meta
+        if pairs is None or len(pairs) != size:
+            pairs = self.replay = array("Q", bytes(8 * size))
+            meta = self.replay_meta = array("q", [-(1 << 62)] * (3 * size))
+        gap, laps = 0, 1
+        for slot in range(size):
+            last = meta[3 * slot]
+            if step - last <= max_gap and pairs[slot] == pair:
+                gap = step - last
+                if 2 <= gap <= max_gap:
+                    laps = meta[3 * slot + 2] + 1 if gap == meta[3 * slot + 1] else 2
+                else:
+                    gap, laps = 0, 1
+                meta[3 * slot] = -(1 << 62)  # moved to this step's slot
+                break
+        mine = step % size
+        pairs[mine] = pair
+        meta[3 * mine], meta[3 * mine + 1], meta[3 * mine + 2] = step, gap, laps
         # The count is the most laps of any call whose cycle is still running (seen within
-        # its gap); a call that misses its slot has left the cycle. Old entries are dropped.
+        # its gap); a call that misses its slot has left the cycle.
         best, unit = 0, 0
-        for stale_key in [k for k, e in table.items() if step - e[0] > max_gap]:
-            del table[stale_key]
-        for last, gap, laps in table.values():
-            if gap and step - last <= gap and laps > best:
-                best, unit = laps, gap
+        for slot in range(size):
+            last, slot_gap, slot_laps = meta[3 * slot], meta[3 * slot + 1], meta[3 * slot + 2]
+            if slot_gap and step - last <= slot_gap and slot_laps > best:
+                best, unit = slot_laps, slot_gap
         gaps = self.replay_gaps
         if gaps is None or len(gaps) != max_gap:
-            gaps = self.replay_gaps = [0] * max_gap
-        mine = table[pair]
-        gaps[step % max_gap] = mine[1] if mine[2] >= 2 else 0
+            gaps = self.replay_gaps = array("q", bytes(8 * max_gap))
+        gaps[step % max_gap] = gap if laps >= 2 else 0
         # Full replay: each of the last ``unit`` calls came back at that same distance.
         self.replay_full = bool(unit) and all(
             gaps[(step - j) % max_gap] == unit for j in range(unit)
@@ -360,6 +370,7 @@ class RealWorldRules:
             self.density_gate.reset()
         if dimension is Dimension.IDENTICAL_CALL:
             self.replay = None
+            self.replay_meta = None
             self.replay_gaps = None
             self.replay_count = self.replay_unit = 0
             self.replay_full = False
