@@ -226,9 +226,7 @@ class Replayer:
 
     def _replay_trace(self, trace_id: str, spans: list[SpanData]) -> None:
         """Resolve each span's session like the live processor, then replay in start order."""
-        by_id: dict[str, SpanData] = {}
-        for span in spans:
-            by_id[span.span_id] = span
+        by_id: dict[str, SpanData] = {span.span_id: span for span in spans}
         infos: dict[str, _Info | None] = {}
         roles: dict[str, str] = {}
         work: list[tuple[int, int, str, SpanData]] = []
@@ -241,13 +239,11 @@ class Replayer:
                 work.append((span.start_ns, order, role, span))
         if not work:
             return
-        work.sort(key=_start_order)
+        work.sort()  # by start, then input order: ``order`` is unique, so no span is compared
         for _start, _order, role, span in work:
             info = infos.get(span.span_id)
             attrs = span.attributes
-            session = (info.session if info is not None else None) or conventions.session_hint(
-                attrs
-            )
+            session = (info.session if info is not None else None) or _session_hint(attrs)
             if session is None:
                 session = trace_id
             if info is not None:
@@ -293,7 +289,7 @@ class Replayer:
         if role == _OWN:
             return None
         attrs = span.attributes
-        hint = conventions.session_hint(attrs)
+        hint = _session_hint(attrs)
         delegating = role == _TOOL and conventions.is_delegating_tool(
             span.name, attrs, self._delegating
         )
@@ -369,7 +365,7 @@ class Replayer:
                     span.name,
                     span.attributes,
                     status_error=span.status_error,
-                    event_names=[event.name for event in span.events],
+                    event_names=[event.name for event in span.events] if span.events else (),
                     start_ns=span.start_ns,
                     end_ns=span.end_ns,
                     span_id=span.span_id,
@@ -386,7 +382,9 @@ class Replayer:
             tool = None
             turn = conventions.model_turn_from(
                 span.attributes,
-                events=[(event.name, event.attributes) for event in span.events],
+                events=[(event.name, event.attributes) for event in span.events]
+                if span.events
+                else (),
                 start_ns=span.start_ns,
                 end_ns=span.end_ns,
                 span_id=span.span_id,
@@ -491,8 +489,15 @@ class Replayer:
         )
 
 
-def _start_order(item: tuple[int, int, str, SpanData]) -> tuple[int, int]:
-    return item[0], item[1]
+#: Every attribute :func:`conventions.session_hint` reads.
+_HINT_KEYS = frozenset((*conventions._SESSION_KEYS, *conventions._TL_SESSION_KEYS))
+
+
+def _session_hint(attributes: Mapping[str, Any]) -> str | None:
+    """:func:`conventions.session_hint`, answered in C for the many spans that name none."""
+    if attributes.__class__ is dict and attributes.keys().isdisjoint(_HINT_KEYS):
+        return None
+    return conventions.session_hint(attributes)
 
 
 def _tokens(value: Any) -> int:

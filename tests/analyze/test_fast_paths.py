@@ -505,3 +505,28 @@ class TestDocuments:
         assert many._in_flight == one._in_flight
         assert list(many._traces) == list(one._traces)
         assert repr(many.finish()) == repr(one.finish())
+
+
+class TestSessionHint:
+    def test_replay_shortcut_agrees_with_conventions(self) -> None:
+        """The replay answers None without calling session_hint only when no key it reads is set."""
+        from otel_cycleguard import conventions
+        from otel_cycleguard.analyze import replay
+
+        keys = (
+            {
+                value
+                for name in dir(conventions)
+                for constant in [getattr(conventions, name)]
+                for value in (constant if isinstance(constant, tuple) else (constant,))
+                if isinstance(value, str) and "." in value
+            }
+            | set(replay._HINT_KEYS)
+            | {"session", "conversation.id", "gen_ai.agent.name"}
+        )
+        values: list[Any] = ["s1", "", 7, 0, None, True]
+        for key in sorted(keys):
+            for value in values:
+                attributes = {"other": "x", key: value}
+                assert replay._session_hint(attributes) == conventions.session_hint(attributes)
+        assert replay._session_hint({"gen_ai.conversation.id": "c"}) == "c"
