@@ -14,7 +14,10 @@ For each file it times, best of ``--repeat``: parse only (``orjson.loads`` on ev
 parser the readers use), read (``TraceReader``: parse + convert to SpanData) and analyze
 (``analyze_paths``: read + session grouping + detection + escalation), and prints analysed
 spans per second and the ratio analyze / parse-only. Targets: >= 100,000 spans/s and
-<= 2.5x parse-only. ``--profile`` prints a cProfile of one analyze run per file.
+<= 2.5x parse-only. ``--profile`` prints a cProfile of one analyze run per file. ``--split``
+also times analyze with the guard's ``observe_*`` stubbed out (no detection) and prints how
+one span's time splits: parse / convert to SpanData / replay (sessions, ordering, record
+extraction) / detection.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 
 from otel_cycleguard.analyze import TraceReader, analyze_paths
 from otel_cycleguard.analyze._json import PARSER, loads
+from otel_cycleguard.guard import CycleGuard
 
 BENCH_DIR = Path("/tmp/cycleguard-bench")
 TARGET_RATE = 100_000
@@ -193,7 +197,18 @@ def read_only(path: Path) -> int:
     return sum(1 for _ in TraceReader([str(path)]))
 
 
-def bench(label: str, path: Path, repeat: int, profile: bool) -> bool:
+def analyze_without_detection(path: Path) -> object:
+    """analyze_paths with the guard answering every call with no signal."""
+    saved = CycleGuard.observe_tool_call, CycleGuard.observe_model_turn
+    CycleGuard.observe_tool_call = lambda self, *a, **k: []  # type: ignore[method-assign]
+    CycleGuard.observe_model_turn = lambda self, *a, **k: []  # type: ignore[method-assign]
+    try:
+        return analyze_paths([str(path)])
+    finally:
+        CycleGuard.observe_tool_call, CycleGuard.observe_model_turn = saved
+
+
+def bench(label: str, path: Path, repeat: int, profile: bool, split: bool = False) -> bool:
     size = path.stat().st_size
     t_parse, _ = best(repeat, lambda: parse_only(path))
     t_read, spans = best(repeat, lambda: read_only(path))
@@ -218,6 +233,23 @@ def bench(label: str, path: Path, repeat: int, profile: bool) -> bool:
         f"target >= {TARGET_RATE:,} spans/s: {'PASS' if ok_rate else 'MISS'}   "
         f"target <= {TARGET_RATIO}x parse-only: {'PASS' if ok_ratio else 'MISS'}"
     )
+    if split:
+        t_replay, _ = best(repeat, lambda: analyze_without_detection(path))
+        print(
+            f"analyze, no detection      {t_replay:8.3f} s  {spans / t_replay:12,.0f} spans/s  "
+            f"{t_replay / t_parse:5.2f}x parse"
+        )
+        parts = [
+            ("parse", t_parse),
+            ("convert", t_read - t_parse),
+            ("replay", t_replay - t_read),
+            ("detection", t_analyze - t_replay),
+        ]
+        print(
+            "per span: "
+            + " | ".join(f"{name} {t / spans * 1e6:.2f} us" for name, t in parts)
+            + f" | total {t_analyze / spans * 1e6:.2f} us"
+        )
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -235,13 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--split", action="store_true", help="time analyze without detection")
     args = parser.parse_args(argv)
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, parser {PARSER}, best of {args.repeat}")
-    results = [bench("generated", generated_file(args.spans), args.repeat, args.profile)]
+    results = [
+        bench("generated", generated_file(args.spans), args.repeat, args.profile, args.split)
+    ]
     corpus = corpus_file(args.corpus)
     if corpus is not None:
-        results.append(bench("corpus", corpus, args.repeat, args.profile))
+        results.append(bench("corpus", corpus, args.repeat, args.profile, args.split))
     else:
         print(f"\n(no corpus at {args.corpus}: skipped)")
     return 0 if all(results) else 1
