@@ -78,6 +78,17 @@ _DIGIT_LED = re.compile(
     r"|\d*\.\d{2,}"
     r")"
 )
+# Hex characters -> "h", other ASCII -> " ": a C-speed test for 7 hex characters in a row.
+_HEX_CLASS = str.maketrans(
+    {chr(c): ("h" if chr(c) in "0123456789abcdefABCDEF" else " ") for c in range(128)}
+)
+
+
+def _letter_candidate(text: str) -> bool:
+    """True when the letter-led patterns might match (a superset test, ~6 ns per character)."""
+    return "hhhhhhh" in text.translate(_HEX_CLASS) or "pid" in text.lower()
+
+
 _SEEN_LIMIT = 8192
 _ANY_DIGIT = re.compile(r"\d").search
 _PLACEHOLDER = "\u02b0"  # a letter (so \w) that real text practically never contains
@@ -193,7 +204,11 @@ class Normalizer:
             # at the cost of one scan.
             if _ANY_DIGIT(text) is None:
                 return text
-            text = _DIGIT_LED.sub(_MASK, _LETTER_LED.sub(_PLACEHOLDER, text))
+            # The letter-led pass tries its alternatives at every a-f/p letter (slow on prose);
+            # only run it when a candidate (7 hex characters in a row, or "pid") exists.
+            if _letter_candidate(text):
+                text = _LETTER_LED.sub(_PLACEHOLDER, text)
+            text = _DIGIT_LED.sub(_MASK, text)
             return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
         if self._mask is None:
             return text
