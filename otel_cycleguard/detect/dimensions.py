@@ -11,7 +11,6 @@ import functools
 import math
 import re
 from array import array
-from collections.abc import Iterable
 
 from otel_cycleguard.config import (
     BudgetConfig,
@@ -391,21 +390,49 @@ class TextLoop(_Gated):
 MAX_SKETCH_WORDS = 400
 
 
+_WORD_HASHES: dict[str, int] = {}
+_WORD_HASH_LIMIT = 65_536
+_MASK64 = (1 << 64) - 1
+_MIX = 0x9E3779B97F4A7C15  # odd 64-bit constant (golden ratio): mixes word hashes by position
+
+
+def _word_hash(word: str, hasher) -> int:
+    value = _WORD_HASHES.get(word)
+    if value is None:
+        if len(_WORD_HASHES) >= _WORD_HASH_LIMIT:
+            _WORD_HASHES.clear()
+        value = _WORD_HASHES[word] = hasher(word.encode("utf-8", "replace"))
+    return value
+
+
 def shingle_sketch(
     words: list[str], size: int, hasher, k: int = TextLoop.SKETCH_SIZE
 ) -> tuple[int, ...]:
     """Bottom-k sketch (k smallest hashes) of the word ``size``-shingles of ``words``.
 
-    Only the first ``MAX_SKETCH_WORDS`` words are shingled so a long turn costs a bounded
-    amount; the exact-text hash still covers the whole text.
+    A shingle's hash combines its words' hashes by position (words are hashed once, through
+    a bounded cache shared by all sessions: model texts reuse most words), so the cost per
+    shingle is a few integer operations. Only the first ``MAX_SKETCH_WORDS`` words are
+    shingled so a long turn costs a bounded amount; the exact-text hash covers the whole text.
     """
-    words = words[:MAX_SKETCH_WORDS]
-    if len(words) <= size:
-        grams: Iterable[str] = (" ".join(words),)
+    hashes = [_word_hash(w, hasher) for w in words[:MAX_SKETCH_WORDS]]
+    if len(hashes) <= size:
+        grams = {_combine(hashes)}
+    elif size == 3:
+        grams = {
+            ((a * _MIX + b) * _MIX + c) & _MASK64
+            for a, b, c in zip(hashes, hashes[1:], hashes[2:], strict=False)
+        }
     else:
-        grams = (" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
-    hashes = {hasher(g.encode("utf-8", "replace")) for g in grams}
-    return tuple(sorted(hashes)[:k])
+        grams = {_combine(hashes[i : i + size]) for i in range(len(hashes) - size + 1)}
+    return tuple(sorted(grams)[:k])
+
+
+def _combine(hashes: list[int]) -> int:
+    value = 0
+    for h in hashes:
+        value = (value * _MIX + h) & _MASK64
+    return value
 
 
 def jaccard(a: tuple[int, ...], b: tuple[int, ...], k: int) -> float:
