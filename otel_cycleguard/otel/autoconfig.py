@@ -8,9 +8,11 @@ the processor when ``CYCLEGUARD_ENABLED`` is true, so an unchanged agent run wit
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
+import weakref
 from typing import Any
 
 from opentelemetry import trace
@@ -49,7 +51,7 @@ def install(
     progress_store: ProgressStore | None = None,
     metrics: CycleGuardMetrics | None = None,
     metrics_port: int | None = None,
-    background: bool = False,
+    background: bool = True,
 ) -> CycleGuardSpanProcessor | None:
     """Add a :class:`CycleGuardSpanProcessor` to the SDK tracer provider (global by default).
 
@@ -58,8 +60,10 @@ def install(
     escalation protocol (``escalator=``: webhook, callable or console; by default a webhook
     when ``escalation.webhook_url`` is configured). The engine is reachable as
     ``processor.escalation`` and is the default for :func:`otel_cycleguard.check`.
-    ``background=True`` detects on a worker thread instead of in ``on_end`` (see
-    :class:`CycleGuardSpanProcessor`); enforcement points still see every call first.
+    ``background`` (the default) detects on a worker thread instead of inside ``on_end``, so
+    the agent's thread only pays a queue append (see :class:`CycleGuardSpanProcessor`);
+    enforcement points and ``force_flush()`` drain the queue first, so what the agent is told
+    does not change. ``background=False`` detects inline (observers see signals at once).
 
     Idempotent: a second call returns the processor already installed. Returns ``None`` (and
     logs why) when the provider is not opentelemetry-sdk's, since only that one accepts span
@@ -100,6 +104,9 @@ def install(
         processor = CycleGuardSpanProcessor(guard, background=background)
         if background:
             engine.mailboxes.before_take = processor.drain
+            # atexit runs last-registered first: this drain runs before the SDK's own
+            # provider shutdown, so late signals still reach the exporters.
+            atexit.register(_drain_at_exit, weakref.ref(processor))
         processor.escalation = engine
         processor.metrics = metrics
         provider.add_span_processor(processor)
@@ -111,6 +118,12 @@ def install(
         config.profile,
     )
     return processor
+
+
+def _drain_at_exit(ref: weakref.ref[CycleGuardSpanProcessor]) -> None:
+    processor = ref()
+    if processor is not None:
+        processor.drain()
 
 
 def post_instrument(*args: Any, **kwargs: Any) -> None:

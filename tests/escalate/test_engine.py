@@ -100,6 +100,7 @@ class Stack:
         return self.processor.guard.counters(session)[dimension]
 
     def metric(self, name: str, **labels: str) -> float:
+        self.processor.force_flush()  # install() detects in the background: catch up first
         labels.setdefault("agent", AGENT)
         value = self.registry.get_sample_value(f"cycleguard_{name}_total", labels)
         return 0.0 if value is None else value
@@ -548,6 +549,7 @@ def test_observe_only_warning_logged_exactly_once(
                 stack.tool()  # no check(): nobody consumes directives
             for i in range(8):
                 stack.tool("bash", {"cmd": f"make t{i}"}, f"error {i}", error=True)
+    stack.processor.force_flush()
     warnings = [r for r in caplog.records if "observe-only" in r.getMessage()]
     assert len(warnings) == 1
     assert warnings[0].levelno == logging.WARNING

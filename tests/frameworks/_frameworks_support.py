@@ -125,9 +125,9 @@ def assert_loop_detected(
 ) -> None:
     """The loop is caught at the exact calls and marked under the exact tool spans.
 
-    ``session``/``profile`` None: only check that both signals share one session (used where
-    a known processor bug makes the key wrong; that is asserted by a strict xfail instead).
+    ``session``/``profile`` None: only check that both signals share one session.
     """
+    guarded.processor.force_flush()  # install() detects in the background: catch up first
     assert len(tool_spans) == 6, [s.name for s in tool_spans]
     identical = guarded.signals("identical_call")
     got = [(s.level.value, s.step, s.streak) for s in identical]
@@ -183,6 +183,7 @@ def assert_no_identical_call(
 
     ``session`` None: any single session (see :func:`assert_loop_detected`).
     """
+    guarded.processor.force_flush()  # install() detects in the background: catch up first
     assert len(tool_spans) == 6, [s.name for s in tool_spans]
     assert list(guarded.recorder.tool_calls.values()) == [6], guarded.recorder.tool_calls
     if session is not None:
