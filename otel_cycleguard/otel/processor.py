@@ -141,7 +141,10 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
         self._shutdown = False
-        self._active = self.config.enabled
+        if not self.config.enabled:
+            # Disabled (or, later, shut down): on_end becomes a no-op bound on the instance, so
+            # the hot path carries no "am I active?" test.
+            self.on_end = self._inactive_on_end  # type: ignore[method-assign]
         self.escalation: Any = None  # the EscalationEngine, when installed with install()
         self.metrics: Any = None
         _register_fork_handler(self)
@@ -223,15 +226,17 @@ class CycleGuardSpanProcessor(SpanProcessor):
         # The hot path for every span of the host: inlined guard (no wrapper frame), one dict
         # pop when something is tracked, and a few `in` tests that rule out most spans before
         # any classification (only the keys and the span name below can make a tool/model span).
+        # Private fields (``_attributes._dict``, ``_name``) skip two property calls; any other
+        # span shape falls back to the public API.
         try:
             info = self._open.pop(span.context.span_id, None) if self._open else None
-            if not self._active:
-                return
             try:
                 attrs = span._attributes._dict  # type: ignore[attr-defined]
+                name = span._name  # type: ignore[attr-defined]
             except AttributeError:
                 attrs = span.attributes or {}
-            if _MARKER_KEYS.isdisjoint(attrs) and span.name != "running tool":
+                name = span.name
+            if _MARKER_KEYS.isdisjoint(attrs) and name != "running tool":
                 return
             if self.background:
                 if len(self._queue) >= self._max_queue:
@@ -242,6 +247,11 @@ class CycleGuardSpanProcessor(SpanProcessor):
             self._observe_end(span, attrs, info)
         except Exception as exc:
             internal_error("CycleGuardSpanProcessor.on_end", exc)
+
+    def _inactive_on_end(self, span: ReadableSpan) -> None:
+        """``on_end`` while disabled or shut down: forget the open span, nothing else."""
+        if self._open:
+            self._open.pop(span.context.span_id, None)
 
     def drain(self) -> int:
         """Detect on every queued span now, on this thread (background mode); returns how many.
@@ -325,7 +335,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
     def shutdown(self) -> None:
         self.drain()
         self._shutdown = True
-        self._active = False
+        self.on_end = self._inactive_on_end  # type: ignore[method-assign]
         self._wakeup.set()
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
