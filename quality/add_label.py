@@ -3,7 +3,8 @@
 Usage: python quality/add_label.py < labels_batch.jsonl
 Each input line: {"run_id", "terminal_loop", "episodes": [...], "labeller_note"}.
 `has_loop` is derived from episodes; source/outcome/n_tool_calls come from runs.jsonl.
-The output keeps the order of quality/sample.txt.
+The output keeps the order of quality/sample.txt, then quality/sample2.txt (round 2).
+Records of round-2 runs get `"round": 2`; round-1 records are left as they were.
 """
 import json
 import os
@@ -21,6 +22,12 @@ def main():
             r = json.loads(line)
             meta[r["run_id"]] = r
     order = [l.strip() for l in open(os.path.join(HERE, "sample.txt")) if l.strip()]
+    round2 = []
+    if os.path.exists(os.path.join(HERE, "sample2.txt")):
+        round2 = [l.strip() for l in open(os.path.join(HERE, "sample2.txt")) if l.strip()]
+    assert not set(order) & set(round2)
+    in_round2 = set(round2)
+    order += round2
     path = os.path.join(HERE, "labels.jsonl")
     labels = {}
     if os.path.exists(path):
@@ -53,6 +60,8 @@ def main():
             "episodes": eps,
             "labeller_note": d.get("labeller_note", ""),
         }
+        if rid in in_round2:
+            labels[rid]["round"] = 2
     with open(path, "w") as f:
         for rid in order:
             if rid in labels:

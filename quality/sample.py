@@ -5,7 +5,13 @@ sorted by n_tool_calls and cut into equal-size length bins (quartiles); the stra
 is spread evenly over the bins so long runs (e.g. failing runs with many steps) are
 represented in proportion to their share, not left to chance. No loop heuristic is used.
 
+Round 1 (seed 2026, 120 runs) is the development sample. Round 2 (seed 2027, 60 runs) is an
+out-of-sample check: the same strata and the same length bins (cut over the whole stratum),
+drawn only from runs not in round 1 (the ids in quality/sample.txt are excluded before
+drawing). Round 1's output does not depend on round 2.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
+       python quality/sample.py --round 2 > quality/sample2.txt
 """
 import argparse
 import json
@@ -13,6 +19,7 @@ import os
 import random
 from collections import defaultdict
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 2026
 QUOTA = {
     ("multiswe_sweagent_java", True): 8,
@@ -25,23 +32,28 @@ QUOTA = {
     ("react_hotpotqa", True): 8,
     ("react_hotpotqa", False): 12,
 }
+# Round 2: half the size, about the same shares per source and outcome as round 1.
+SEED2 = 2027
+QUOTA2 = {
+    ("multiswe_sweagent_java", True): 5,
+    ("multiswe_sweagent_java", False): 14,
+    ("multiswe_sweagent_java", None): 5,
+    ("mini_swe_gemini3", True): 7,
+    ("mini_swe_gemini3", False): 9,
+    ("taubench", True): 5,
+    ("taubench", False): 7,
+    ("react_hotpotqa", True): 3,
+    ("react_hotpotqa", False): 5,
+}
 N_BINS = 4
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default="/work/shared/corpus")
-    a = ap.parse_args()
-    strata = defaultdict(list)
-    with open(os.path.join(a.corpus, "runs.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            strata[(r["source"], r["outcome"].get("success"))].append(r)
-    rng = random.Random(SEED)
+def draw(strata, quota, seed, exclude=frozenset()):
+    rng = random.Random(seed)
     chosen = []
-    for key in sorted(QUOTA, key=str):
+    for key in sorted(quota, key=str):
         runs = sorted(strata[key], key=lambda r: (r["n_tool_calls"], r["run_id"]))
-        q = QUOTA[key]
+        q = quota[key]
         n = len(runs)
         bins = [runs[i * n // N_BINS:(i + 1) * n // N_BINS] for i in range(N_BINS)]
         # spread quota evenly across bins, remainder to the longest bins
@@ -49,7 +61,28 @@ def main():
         for i in range(q % N_BINS):
             per[N_BINS - 1 - i] += 1
         for b, k in zip(bins, per):
+            b = [r for r in b if r["run_id"] not in exclude]
             chosen.extend(r["run_id"] for r in rng.sample(b, min(k, len(b))))
+    return chosen
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="/work/shared/corpus")
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2))
+    a = ap.parse_args()
+    strata = defaultdict(list)
+    with open(os.path.join(a.corpus, "runs.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            strata[(r["source"], r["outcome"].get("success"))].append(r)
+    if a.round == 1:
+        chosen = draw(strata, QUOTA, SEED)
+    else:
+        first = frozenset(draw(strata, QUOTA, SEED))
+        with open(os.path.join(HERE, "sample.txt")) as f:
+            assert first == {l.strip() for l in f if l.strip()}, "sample.txt differs from round 1"
+        chosen = draw(strata, QUOTA2, SEED2, exclude=first)
     for rid in chosen:
         print(rid)
 
