@@ -215,7 +215,13 @@ class Normalizer:
         return self._mask.sub(_MASK, text)
 
     def result_text(self, tool: str, result: Any) -> str:
-        """The result as text, after the tool's field picker (if any)."""
+        """The result as text, after the tool's field picker (if any). Never raises."""
+        try:
+            return self._result_text(tool, result)
+        except Exception:
+            return canonical_json(result).decode("utf-8", "replace")
+
+    def _result_text(self, tool: str, result: Any) -> str:
         fields = self._result_fields.get(tool.lower()) if self._result_fields else None
         if fields:
             structured = result
@@ -235,7 +241,13 @@ class Normalizer:
     def result_hash(self, tool: str, result: Any) -> int:
         """Hash of the result with volatile content masked."""
         try:
-            text = self.result_text(tool, result)
+            return self.text_hash(self.result_text(tool, result))
+        except Exception:
+            return hash_bytes(repr(type(result)).encode())
+
+    def text_hash(self, text: str) -> int:
+        """Hash of a result's text (see :meth:`result_text`) with volatile content masked."""
+        try:
             # Loops repeat results verbatim: remember raw -> masked hashes (bounded, shared by
             # all sessions; hashes only) so a repeated answer is not masked again.
             raw = hash_bytes(text.encode("utf-8", "replace"))
@@ -255,5 +267,5 @@ class Normalizer:
                 self._seen.clear()
             self._seen[raw] = value
             return value
-        except Exception:
-            return hash_bytes(repr(type(result)).encode())
+        except Exception:  # never fail the caller: an odd text still gets a stable hash
+            return hash_bytes(b"<unhashable result>")

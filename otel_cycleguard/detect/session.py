@@ -146,15 +146,13 @@ class SessionDetector:
         self.tool_calls += 1
         kind = det.categorizer.classify(tool, call.arguments, call.read_only)
         key = det.normalizer.args_hash(tool, call.arguments)
-        result = det.normalizer.result_hash(tool, call.result)
+        result_text = det.normalizer.result_text(tool, call.result)
+        result = det.normalizer.text_hash(result_text)
         error = self._error
-        result_text = None
-        if error.patterns is not None and call.result is not None:
-            result_text = det.normalizer.result_text(tool, call.result)
+        if call.result is None:
+            result_text = None
         failed = error.is_failure(tool, bool(call.error), result_text)
-        if call.result is not None and kind.canonical in REFINED_KINDS:
-            if result_text is None:
-                result_text = det.normalizer.result_text(tool, call.result)
+        if result_text is not None and kind.canonical in REFINED_KINDS:
             failed = refine_failure(
                 tool, kind.canonical, call.arguments, result_text, failed, profile.error_streak
             )
@@ -163,54 +161,51 @@ class SessionDetector:
         fired: list[Signal] = []
         disabled = det.disabled
 
-        count = self._identical.observe(key, result, kind.is_poll)
+        # Each dimension: count, then its gate; a signal is built only on a crossing.
+        identical = self._identical
+        count = identical.observe(key, result, kind.is_poll)
         th = profile.identical_call
-        self._emit(
-            fired,
-            Dimension.IDENTICAL_CALL,
-            self._identical.gate,
-            count,
-            th.warn,
-            th.term,
-            tool,
-            kind,
-            step,
-            unit=(tool,),
-            disabled=disabled,
-        )
+        level = identical.check(count, th.warn, th.term)
+        if level is not None:
+            self._fire(
+                fired,
+                Dimension.IDENTICAL_CALL,
+                level,
+                count,
+                th.warn,
+                th.term,
+                tool,
+                kind,
+                step,
+                unit=(tool,),
+            )
 
         progress_aware = kind.canonical in det.progress_aware or tool.lower() in det.progress_aware
-        count = self._category.observe(kind.category, tool, key, progress_aware)
+        category = self._category
+        count = category.observe(kind.category, tool, key, progress_aware)
         warn, term = self._category_thresholds(tool, kind)
-        self._emit(
-            fired,
-            Dimension.CATEGORY_STREAK,
-            self._category.gate,
-            count,
-            warn,
-            term,
-            tool,
-            kind,
-            step,
-            disabled=disabled,
-        )
+        level = category.check(count, warn, term)
+        if level is not None:
+            self._fire(fired, Dimension.CATEGORY_STREAK, level, count, warn, term, tool, kind, step)
 
-        count = self._pattern.observe(key, det.name_hash(tool))
+        pattern = self._pattern
+        count = pattern.observe(key, det.name_hash(tool))
         th = profile.tool_pattern
-        period = self._pattern.period
-        self._emit(
-            fired,
-            Dimension.TOOL_PATTERN,
-            self._pattern.gate,
-            count,
-            th.warn,
-            th.term,
-            tool,
-            kind,
-            step,
-            unit=self._recent_tools(period) if period else (),
-            disabled=disabled,
-        )
+        level = pattern.check(count, th.warn, th.term)
+        if level is not None:
+            period = pattern.period
+            self._fire(
+                fired,
+                Dimension.TOOL_PATTERN,
+                level,
+                count,
+                th.warn,
+                th.term,
+                tool,
+                kind,
+                step,
+                unit=self._recent_tools(period) if period else (),
+            )
 
         if kind.is_poll:
             count = self._poll.observe(tool, result)
@@ -231,18 +226,11 @@ class SessionDetector:
 
         count = error.observe(tool, failed)
         th = profile.error_streak
-        self._emit(
-            fired,
-            Dimension.ERROR_STREAK,
-            error.gate,
-            count,
-            th.warn,
-            th.term,
-            tool,
-            kind,
-            step,
-            disabled=disabled,
-        )
+        level = error.check(count, th.warn, th.term)
+        if level is not None:
+            self._fire(
+                fired, Dimension.ERROR_STREAK, level, count, th.warn, th.term, tool, kind, step
+            )
 
         for dimension, level, count, threshold, unit, text in self._rules.observe(
             profile,
@@ -489,6 +477,37 @@ class SessionDetector:
             explanation=explanation,
         )
         fired.insert(at, signal)  # keeps the table order the ladder escalates in
+
+    def _fire(
+        self,
+        fired: list[Signal],
+        dimension: Dimension,
+        level: Level,
+        count: int,
+        warn: int,
+        term: int,
+        tool: str | None,
+        kind: ToolKind | None,
+        step: int | None,
+        *,
+        unit: tuple[str, ...] = (),
+    ) -> None:
+        """A gate crossed: append the signal unless the dimension is disabled."""
+        if dimension in self.detector.disabled:
+            return
+        fired.append(
+            self._signal(
+                dimension,
+                level,
+                count,
+                term if level is Level.TERM else warn,
+                tool,
+                kind,
+                step,
+                None,
+                unit=unit,
+            )
+        )
 
     def _emit(
         self,
