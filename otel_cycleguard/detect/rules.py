@@ -33,7 +33,11 @@ import re
 from array import array
 from typing import Any
 
-from otel_cycleguard.config import ErrorStreakConfig, ProfileConfig
+from otel_cycleguard.config import (
+    DEFAULT_EXEC_FAILURE_PATTERNS,
+    ErrorStreakConfig,
+    ProfileConfig,
+)
 from otel_cycleguard.detect.dimensions import Gate, _lowered
 from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
@@ -53,6 +57,19 @@ _SEARCH_CANONICAL = frozenset(
     {"search_dir", "search_file", "find_file", "grep", "search", "search_files", "find", "glob"}
 )
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
+
+# A literal each default failure pattern needs (substring tests are C-speed; the multi-line
+# regex costs ~1 µs per pattern per 200 characters). Kept beside the patterns' test.
+_DEFAULT_FAILURE_LITERALS = (
+    "command not found",
+    "No such file or directory",
+    "syntax error",
+    "Traceback (most recent call last):",
+    "E: ",
+    "EXECUTION TIMED OUT",
+    ": unrecognized service",
+    "No matches found for ",
+)
 
 #: Tool kinds whose failures :func:`refine_failure` reads from the result.
 REFINED_KINDS = _EXEC_CANONICAL | _SEARCH_CANONICAL
@@ -146,8 +163,13 @@ def refine_failure(
             if allowed and code in allowed:
                 return False
     if not failed and result_text and config.exec_failure_patterns:
+        head = result_text[: config.max_scan_chars]
+        if config.exec_failure_patterns == DEFAULT_EXEC_FAILURE_PATTERNS and not any(
+            literal in head for literal in _DEFAULT_FAILURE_LITERALS
+        ):
+            return failed  # none of the defaults' required words: skip the (slow) regex
         pattern = _compiled(config.exec_failure_patterns)
-        if pattern is not None and pattern.search(result_text[: config.max_scan_chars]):
+        if pattern is not None and pattern.search(head):
             return True
     return failed
 

@@ -347,3 +347,31 @@ def test_failure_density_knobs_validate():
         load_config(environ={}, profiles={"coding": {"failure_density": {"warn": 9, "term": 8}}})
     with pytest.raises(ConfigError):
         load_config(environ={}, profiles={"coding": {"failure_density": {"window": 1}}})
+
+
+def test_each_default_failure_pattern_needs_its_prefilter_literal():
+    """The substring prefilter may skip the regex only if every default pattern needs one of
+    its literals: each pattern's own example matches and contains its literal."""
+    import re
+
+    from otel_cycleguard.config import DEFAULT_EXEC_FAILURE_PATTERNS
+    from otel_cycleguard.detect.rules import _DEFAULT_FAILURE_LITERALS
+
+    examples = [
+        "bash: foo: command not found",
+        "cat: x.txt: No such file or directory",
+        "bash: syntax error near unexpected token `)'",
+        "Traceback (most recent call last):",
+        "E: Unable to locate package foo",
+        "EXECUTION TIMED OUT after 60s",
+        "mysql: unrecognized service",
+        'No matches found for "needle" in /repo',
+    ]
+    assert len(examples) == len(DEFAULT_EXEC_FAILURE_PATTERNS) == len(_DEFAULT_FAILURE_LITERALS)
+    for pattern, literal, example in zip(
+        DEFAULT_EXEC_FAILURE_PATTERNS, _DEFAULT_FAILURE_LITERALS, examples, strict=True
+    ):
+        assert re.search(pattern, example, re.M), (pattern, example)
+        assert literal in example
+        # without the literal the pattern cannot match
+        assert not re.search(pattern, example.replace(literal, "x" * len(literal)), re.M)
