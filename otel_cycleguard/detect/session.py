@@ -491,6 +491,7 @@ class SessionDetector:
         step: int | None,
         *,
         unit: tuple[str, ...] = (),
+        model_turn: int | None = None,
     ) -> None:
         """A gate crossed: append the signal unless the dimension is disabled."""
         if dimension in self.detector.disabled:
@@ -504,7 +505,7 @@ class SessionDetector:
                 tool,
                 kind,
                 step,
-                None,
+                model_turn,
                 unit=unit,
             )
         )
@@ -525,22 +526,22 @@ class SessionDetector:
         model_turn: int | None = None,
         disabled: frozenset[Dimension],
     ) -> None:
+        """Check ``gate`` for ``count`` and fire on a crossing (the less hot dimensions)."""
         level = gate.check(count, warn, term)
-        if level is None or dimension in disabled:
-            return
-        fired.append(
-            self._signal(
+        if level is not None:
+            self._fire(
+                fired,
                 dimension,
                 level,
                 count,
-                term if level is Level.TERM else warn,
+                warn,
+                term,
                 tool,
                 kind,
                 step,
-                model_turn,
                 unit=unit,
+                model_turn=model_turn,
             )
-        )
 
     def _signal(
         self,
