@@ -221,7 +221,6 @@ class SessionDetector:
                 kind,
                 step,
                 unit=(tool,),
-                disabled=disabled,
             )
 
         count = error.observe(tool, failed)
@@ -303,7 +302,6 @@ class SessionDetector:
                     None,
                     None,
                     model_turn=index,
-                    disabled=det.disabled,
                 )
         if turn.state_fingerprint:
             self._observe_state(fired, turn.state_fingerprint, None, None, None, index)
@@ -403,7 +401,6 @@ class SessionDetector:
             kind,
             step,
             model_turn=turn,
-            disabled=self.detector.disabled,
         )
 
     def _remember(self, step: int, tool: str, key: int, result: int, failed: bool) -> None:
@@ -524,7 +521,6 @@ class SessionDetector:
         *,
         unit: tuple[str, ...] = (),
         model_turn: int | None = None,
-        disabled: frozenset[Dimension],
     ) -> None:
         """Check ``gate`` for ``count`` and fire on a crossing (the less hot dimensions)."""
         level = gate.check(count, warn, term)
