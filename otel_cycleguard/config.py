@@ -103,6 +103,36 @@ DEFAULT_EXEC_FAILURE_PATTERNS: tuple[str, ...] = (
     r"^EXECUTION TIMED OUT",
     r": unrecognized service$",
     r"^No matches found for ",
+    r"^dpkg-query: no packages found matching ",
+    r"^WARNING: Package\(s\) not found: ",
+)
+
+# Look-up commands whose empty output (after stripping whitespace; for ``whereis`` a bare
+# ``name:``) means "nothing found": a failed search. The first word of the last pipeline stage
+# (or of an earlier stage followed only by filters such as ``head``/``sort``); entries of two
+# words (``apt-cache search``) match the first two words. Not counted: output redirected
+# away (``> file``), ``grep -q``/``-c``/``-v``-less quiet forms, ``find -delete``/``-exec``.
+DEFAULT_EMPTY_RESULT_LOOKUPS: tuple[str, ...] = (
+    "find",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "git grep",
+    "fd",
+    "fdfind",
+    "locate",
+    "plocate",
+    "mlocate",
+    "which",
+    "whereis",
+    "command -v",
+    "printenv",
+    "apt-cache search",
+    "apt-file search",
+    "dpkg -S",
 )
 
 # Commands whose non-zero exit is a finding, not a failure (grep: no match; diff: files
@@ -146,6 +176,12 @@ class ErrorStreakConfig(Thresholds):
     non_failing_exit_codes: dict[str, tuple[int, ...]] = Field(
         default_factory=lambda: dict(DEFAULT_NON_FAILING_EXIT_CODES)
     )
+    #: "A search that finds nothing is a failed search": an exec call running one of these
+    #: look-up commands with an empty output is a failure (``()`` turns this off), and so is
+    #: an empty result of a search-like tool (``search_dir``, ``find_file``, ``grep``...)
+    #: while this is not empty. An exit code listed in ``non_failing_exit_codes`` (grep 1:
+    #: no match) does not excuse an empty look-up.
+    empty_result_lookups: tuple[str, ...] = DEFAULT_EMPTY_RESULT_LOOKUPS
 
     @field_validator("result_patterns", "exec_failure_patterns")
     @classmethod

@@ -51,6 +51,41 @@ _EXIT = re.compile(
     re.I,
 )
 _SEGMENTS = re.compile(r"\|\|?|&&|;|\n")
+_LIST_ITEMS = re.compile(r"\|\||&&|;|\n")
+_STDERR_REDIRECT = re.compile(r"\d?>&\d|2>>?\s*\S+")
+_WRAPPED_OUTPUT = re.compile(
+    r"^\s*<returncode>-?\d+</returncode>\s*(?:<output>(.*?)</output>)?\s*$", re.S
+)
+_WHEREIS_EMPTY = re.compile(r"^(?:[^\s:]+:\s*)*$")
+# Pipeline stages after a look-up that pass its (empty) output on: still a failed look-up.
+_FILTERS = frozenset(
+    {
+        "head",
+        "tail",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "awk",
+        "sed",
+        "xargs",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "less",
+        "more",
+        "cat",
+        "column",
+        "nl",
+    }
+)
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_GREP_QUIET = frozenset({"-q", "--quiet", "--silent", "-qs", "-sq"})
+_FIND_ACTIONS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls", "-fprintf", "-fprint0"}
+)
+_EMPTY_SEARCH_RESULTS = frozenset({"", "[]", "{}", "null"})
 _ASSIGN = re.compile(r"^\w+=")
 _EXEC_CANONICAL = frozenset({"exec"})
 _SEARCH_CANONICAL = frozenset(
@@ -69,6 +104,8 @@ _DEFAULT_FAILURE_LITERALS = (
     "EXECUTION TIMED OUT",
     ": unrecognized service",
     "No matches found for ",
+    "dpkg-query: no packages found matching ",
+    "WARNING: Package(s) not found: ",
 )
 
 #: Tool kinds whose failures :func:`refine_failure` reads from the result.
@@ -140,6 +177,70 @@ def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return value
 
 
+def _stage_words(stage: str) -> list[str]:
+    words = stage.split()
+    while words and (words[0] in ("sudo", "env", "time", "!", "nohup") or _ASSIGN.match(words[0])):
+        words = words[1:]
+    if words:
+        words[0] = words[0].rsplit("/", 1)[-1]
+    return words
+
+
+def _is_lookup(words: list[str], lookups: frozenset[str]) -> bool:
+    name = words[0]
+    if len(words) > 1 and f"{name} {words[1]}" in lookups:
+        return True
+    if name not in lookups:
+        return False
+    if name in _GREPS:
+        return not any(w in _GREP_QUIET for w in words[1:])
+    if name == "find":
+        return not any(w in _FIND_ACTIONS for w in words[1:])
+    if name == "printenv":
+        return len(words) > 1  # bare printenv prints the environment
+    return True
+
+
+def empty_lookup(arguments: Any, result_text: str, lookups: tuple[str, ...]) -> bool:
+    """True when an exec call ran a look-up command (``lookups``) and its output is empty:
+    "a search that finds nothing is a failed search" (see ``ErrorStreakConfig``)."""
+    body = result_text
+    if body.startswith("<returncode>") or body.lstrip().startswith("<returncode>"):
+        wrapped = _WRAPPED_OUTPUT.match(body)
+        if wrapped is None:
+            return False
+        body = wrapped.group(1) or ""
+    body = body.strip()
+    line = _command(arguments)
+    if not line:
+        return False
+    items = [i for i in _LIST_ITEMS.split(line) if i.strip()]
+    if not items:
+        return False
+    item = _STDERR_REDIRECT.sub(" ", items[-1])
+    if ">" in item:
+        return False  # output redirected away: empty by construction
+    stages = [_stage_words(s) for s in item.split("|")]
+    wanted = frozenset(lookups)
+    for words in reversed(stages):
+        if not words:
+            return False
+        if words[0] == "xargs":
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if rest and _is_lookup(_stage_words(" ".join(rest)), wanted):
+                break
+        if _is_lookup(words, wanted):
+            break
+        if words[0] not in _FILTERS:
+            return False
+    else:
+        return False
+    if not body:
+        return True
+    # whereis prints "name:" and nothing else when it finds nothing
+    return words[0] == "whereis" and _WHEREIS_EMPTY.match(body) is not None
+
+
 def is_exec_or_search(canonical: str) -> tuple[bool, bool]:
     return canonical in _EXEC_CANONICAL, canonical in _SEARCH_CANONICAL
 
@@ -156,6 +257,15 @@ def refine_failure(
     is_exec, is_search = is_exec_or_search(canonical)
     if not (is_exec or is_search) or tool.lower() in _lowered(config.non_failing_tools):
         return failed
+    if config.empty_result_lookups and result_text is not None:
+        if is_search and result_text.strip() in _EMPTY_SEARCH_RESULTS:
+            return True
+        if (
+            is_exec
+            and len(result_text) < 256
+            and empty_lookup(arguments, result_text, config.empty_result_lookups)
+        ):
+            return True
     if failed and is_exec and config.non_failing_exit_codes:
         command, code = command_exit(arguments, result_text)
         if command is not None and code is not None:

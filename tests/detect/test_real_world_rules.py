@@ -194,14 +194,19 @@ def test_result_patterns_leave_other_tools_and_clean_output_alone():
     )
 
 
-def test_non_failing_exit_codes_grep_and_pylint_are_findings_not_failures():
-    grep = {"command": "grep -rn foo src"}
+def test_non_failing_exit_codes_diff_and_pylint_are_findings_not_failures():
+    diff = {"command": "diff a.txt b.txt"}
     assert (
-        refine_failure(
-            "bash", "exec", grep, "<returncode>1</returncode>\n<output></output>", True, cfg()
-        )
+        refine_failure("bash", "exec", diff, "<returncode>1</returncode>\n< x\n> y", True, cfg())
         is False
     )
+    # grep's exit 1 is "no match": with empty output that is a failed search (a finding only
+    # when empty look-ups are not counted)
+    grep = {"command": "grep -rn foo src"}
+    empty = "<returncode>1</returncode>\n<output></output>"
+    assert refine_failure("bash", "exec", grep, empty, True, cfg()) is True
+    off = cfg(profiles={"coding": {"error_streak": {"empty_result_lookups": []}}})
+    assert refine_failure("bash", "exec", grep, empty, True, off) is False
     pylint = {"command": "cd pkg && pylint mod.py"}
     assert (
         refine_failure("bash", "exec", pylint, "<returncode>16</returncode>\nC0114", True, cfg())
@@ -366,6 +371,8 @@ def test_each_default_failure_pattern_needs_its_prefilter_literal():
         "EXECUTION TIMED OUT after 60s",
         "mysql: unrecognized service",
         'No matches found for "needle" in /repo',
+        "dpkg-query: no packages found matching openjdk",
+        "WARNING: Package(s) not found: requests",
     ]
     assert len(examples) == len(DEFAULT_EXEC_FAILURE_PATTERNS) == len(_DEFAULT_FAILURE_LITERALS)
     for pattern, literal, example in zip(
