@@ -13,7 +13,7 @@ from otel_cycleguard.detect import (
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.progress import resume
 from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
-from otel_cycleguard.integrations.generic import check, checkpoint, guard_tool
+from otel_cycleguard.integrations.generic import acheck, check, checkpoint, guard_tool
 from otel_cycleguard.otel.autoconfig import install
 from otel_cycleguard.otel.processor import CycleGuardSpanProcessor
 
@@ -36,6 +36,7 @@ __all__ = [
     "Signal",
     "ToolCall",
     "__version__",
+    "acheck",
     "check",
     "checkpoint",
     "guard_tool",

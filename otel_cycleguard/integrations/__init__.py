@@ -2,6 +2,7 @@
 
 from otel_cycleguard.integrations.generic import (
     CycleTerminated,
+    acheck,
     check,
     checkpoint,
     current_session,
@@ -11,6 +12,7 @@ from otel_cycleguard.integrations.generic import (
 
 __all__ = [
     "CycleTerminated",
+    "acheck",
     "check",
     "checkpoint",
     "current_session",

@@ -8,6 +8,7 @@ the run has been stopped. The session defaults to the one the current span belon
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable
@@ -72,6 +73,24 @@ def check(
     if key is None:
         return []
     return chosen.mailboxes.take(key, wait=wait)
+
+
+async def acheck(
+    session: str | None = None, *, engine: EscalationEngine | None = None
+) -> list[Directive]:
+    """:func:`check` for ``async`` agents: a pause for a human is waited out off the event loop.
+
+    Raises :class:`CycleTerminated` once the run is terminated; ``[]`` without a guard or session.
+    """
+    chosen = _engine(engine)
+    key = session if session is not None else current_session()
+    if chosen is None or key is None:
+        return []
+    mailboxes = chosen.mailboxes
+    box = mailboxes.get(key, create=False)
+    if box is not None and box.paused_request is not None and box.terminated is None:
+        return await asyncio.to_thread(mailboxes.take, key, wait=True)
+    return mailboxes.take(key, wait=False)
 
 
 def checkpoint(

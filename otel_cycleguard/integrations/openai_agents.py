@@ -63,7 +63,7 @@ from agents.tool_guardrails import ToolInputGuardrail, ToolInputGuardrailData
 
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.integrations.generic import _engine, current_session
+from otel_cycleguard.integrations.generic import _engine, acheck, current_session
 
 __all__ = [
     "CycleTerminated",
@@ -87,19 +87,6 @@ def directive_items(directives: list[Directive]) -> list[dict[str, str]]:
     return [{"role": d.role, "content": d.content} for d in directives]
 
 
-async def _take(engine: EscalationEngine | None, session: str | None) -> list[Directive]:
-    """Take the session's directives; wait off the event loop while a human decides."""
-    chosen = _engine(engine)
-    key = session if session is not None else current_session()
-    if chosen is None or key is None:
-        return []
-    mailboxes = chosen.mailboxes
-    box = mailboxes.get(key, create=False)
-    if box is not None and box.paused_request is not None and box.terminated is None:
-        return await asyncio.to_thread(mailboxes.take, key, wait=True)
-    return mailboxes.take(key, wait=False)
-
-
 def cycleguard_input_filter(
     engine: EscalationEngine | None = None,
     session: str | None = None,
@@ -115,7 +102,7 @@ def cycleguard_input_filter(
         if inner is not None:
             produced = inner(data)
             model_data = await produced if inspect.isawaitable(produced) else produced
-        directives = await _take(engine, session)
+        directives = await acheck(session, engine=engine)
         if not directives:
             return model_data
         return ModelInputData(

@@ -57,7 +57,7 @@ from pydantic_ai.messages import ModelRequest, ModelRequestPart, SystemPromptPar
 
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.integrations.generic import _engine, current_session
+from otel_cycleguard.integrations.generic import _engine, acheck, current_session
 
 __all__ = ["CycleGuardCapability", "CycleTerminated", "directive_request"]
 
@@ -77,16 +77,7 @@ async def take_directives(engine: EscalationEngine | None, session: str | None) 
     Raises :class:`CycleTerminated` once the run is terminated. No engine or no session
     (nothing instrumented, guard not installed) → ``[]``.
     """
-    chosen = _engine(engine)
-    key = session if session is not None else current_session()
-    if chosen is None or key is None:
-        return []
-    mailboxes = chosen.mailboxes
-    box = mailboxes.get(key, create=False)
-    if box is not None and box.paused_request is not None and box.terminated is None:
-        # A human is deciding: wait for the answer (or the deadline) off the event loop.
-        return await asyncio.to_thread(mailboxes.take, key, wait=True)
-    return mailboxes.take(key, wait=False)
+    return await acheck(session, engine=engine)
 
 
 @dataclass(init=False)
