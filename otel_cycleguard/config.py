@@ -29,6 +29,7 @@ __all__ = [
     "FailureDensityConfig",
     "NearDuplicateEditConfig",
     "ProfileConfig",
+    "RecurringFailureConfig",
     "RepeatedFailureConfig",
     "ReplayCycleConfig",
     "StateHashConfig",
@@ -247,6 +248,32 @@ class RepeatedFailureConfig(_Strict):
         return self
 
 
+class RecurringFailureConfig(_Strict):
+    """The same failing call (same tool, arguments and masked error) recurring at least
+    ``term`` (``warn``) times within the last ``window`` calls, whatever lies between: edit,
+    re-run the same failing command, edit, re-run... (the edits change, the failure does not),
+    or the same install timing out between mirror and network tweaks. Reported under
+    ``identical_call``; silent while the recurrences are all consecutive (``repeated_failure``
+    reports those). The built-in profiles: ``general`` 5 of 20, ``coding`` 6 of 24,
+    ``subagent`` 4 of 12.
+    """
+
+    enabled: bool = True
+    window: int = Field(default=20, ge=2, le=64)
+    warn: int = Field(default=4, ge=2)
+    term: int = Field(default=5, ge=2)
+
+    @model_validator(mode="after")
+    def _thresholds_fit_window(self) -> RecurringFailureConfig:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        if self.term > self.window:
+            raise ValueError(
+                f"term threshold ({self.term}) must not exceed the window ({self.window})"
+            )
+        return self
+
+
 class FailureDensityConfig(_Strict):
     """Failures that keep coming with only trivial successes in between: at least ``term``
     (``warn``) of the last ``window`` calls failed, counted since the last successful call of
@@ -317,6 +344,7 @@ class ProfileConfig(_Strict):
     replay_cycle: ReplayCycleConfig = Field(default_factory=ReplayCycleConfig)
     near_duplicate_edit: NearDuplicateEditConfig = Field(default_factory=NearDuplicateEditConfig)
     repeated_failure: RepeatedFailureConfig = Field(default_factory=RepeatedFailureConfig)
+    recurring_failure: RecurringFailureConfig = Field(default_factory=RecurringFailureConfig)
     failure_density: FailureDensityConfig = Field(default_factory=FailureDensityConfig)
 
 
@@ -344,6 +372,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "poll_no_progress": _t(10, 20),
         "error_streak": _t(5, 8),
         "failure_density": {"window": 12, "warn": 6, "term": 8},
+        "recurring_failure": {"window": 20, "warn": 4, "term": 5},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -365,6 +394,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "poll_no_progress": _t(10, 20),
         "error_streak": _t(8, 12),
         "failure_density": {"window": 16, "warn": 8, "term": 11},
+        "recurring_failure": {"window": 24, "warn": 4, "term": 6},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -386,6 +416,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "poll_no_progress": _t(5, 10),
         "error_streak": _t(4, 6),
         "failure_density": {"window": 9, "warn": 4, "term": 6},
+        "recurring_failure": {"window": 12, "warn": 3, "term": 4},
         "text_loop": _t(3, 4),
         "state_hash": _t(3, 4),
     },

@@ -297,6 +297,9 @@ class RealWorldRules:
         "edit_key",
         "edit_step",
         "fail_gate",
+        "recur_counts",
+        "recur_gate",
+        "recur_ring",
         "replay",
         "replay_count",
         "replay_full",
@@ -319,6 +322,9 @@ class RealWorldRules:
         self.edit_count = 0
         self.edit_gate = Gate()
         self.fail_gate = Gate()
+        self.recur_ring: array | None = None  # per recent step: its failing pair hash, or 0
+        self.recur_counts: dict[int, int] = {}  # failing pair -> occurrences in the ring
+        self.recur_gate = Gate()
         self.density_bits = 0  # bit j set: the call j calls ago failed
         self.density_calls = 0  # calls counted since the last progress (or reset)
         self.density_run = 0  # consecutive failures at the end
@@ -399,6 +405,27 @@ class RealWorldRules:
                         "arguments and the same (masked) error",
                     )
                 )
+        cfg_r = profile.recurring_failure
+        if cfg_r.enabled:
+            pair = hash_bytes(b"f%d:%d" % (key, result)) if failed and not is_poll else 0
+            count = self._recur(step, pair, cfg_r.window)
+            # only on failures, and not while the recurrences are one consecutive streak
+            # (repeated_failure's); the count is the most recurrences of any failing call
+            if pair and count > identical_count:
+                level = self.recur_gate.check(count, cfg_r.warn, cfg_r.term)
+                if level is not None:
+                    hits.append(
+                        (
+                            Dimension.IDENTICAL_CALL,
+                            level,
+                            count,
+                            cfg_r.term if level is Level.TERM else cfg_r.warn,
+                            (tool,),
+                            f"recurring_failure: a call failed {count} times with the same "
+                            f"arguments and the same (masked) error within the last "
+                            f"{cfg_r.window} calls (what was done in between changed nothing)",
+                        )
+                    )
         cfg_d = profile.failure_density
         if cfg_d.enabled:
             count, seen = self._density(tool, canonical, failed, cfg_d)
@@ -435,6 +462,26 @@ class RealWorldRules:
         self.density_bits = ((self.density_bits << 1) | int(failed)) & ((1 << window) - 1)
         self.density_calls = min(self.density_calls + 1, window)
         return self.density_bits.bit_count(), self.density_calls
+
+    def _recur(self, step: int, pair: int, window: int) -> int:
+        """Record this step's failing pair (0: none); the most occurrences of any failing pair
+        among the last ``window`` steps."""
+        ring, counts = self.recur_ring, self.recur_counts
+        if ring is None or len(ring) != window:
+            ring = self.recur_ring = array("Q", bytes(8 * window))
+            counts.clear()
+        slot = step % window
+        old = ring[slot]
+        if old:
+            left = counts[old] - 1
+            if left:
+                counts[old] = left
+            else:
+                del counts[old]
+        ring[slot] = pair
+        if pair:
+            counts[pair] = counts.get(pair, 0) + 1
+        return max(counts.values()) if counts else 0
 
     def _replay(self, step: int, pair: int, max_gap: int) -> int:
         # A ring of max_gap + 1 slots: slot ``s % size`` belongs to the call seen at step s, so
@@ -511,3 +558,6 @@ class RealWorldRules:
             self.edit_step = -2
             self.edit_gate.reset()
             self.fail_gate.reset()
+            self.recur_ring = None
+            self.recur_counts.clear()
+            self.recur_gate.reset()

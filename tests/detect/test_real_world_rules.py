@@ -382,3 +382,142 @@ def test_each_default_failure_pattern_needs_its_prefilter_literal():
         assert literal in example
         # without the literal the pattern cannot match
         assert not re.search(pattern, example.replace(literal, "x" * len(literal)), re.M)
+
+
+# -- failed look-ups (a search that finds nothing) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command, result",
+    [
+        ("find / -name javac 2>/dev/null", ""),
+        ("find /usr -type d -name 'jdk*'", "  \n"),
+        ("cd /repo && grep -rn needle src", ""),
+        ("printenv | grep JAVA", ""),
+        ("find / -name '*.jar' | head -5", ""),
+        ("find . -name '*.py' | xargs grep -l needle", ""),
+        ("which javac", ""),
+        ("sudo /usr/bin/whereis java", "java:"),
+        ("command -v mvn", ""),
+        ("apt-cache search openjdk", ""),
+        ("grep -rn needle src", "<returncode>1</returncode>\n<output>\n</output>"),
+    ],
+)
+def test_empty_look_up_is_a_failed_search(command, result):
+    assert refine_failure("bash", "exec", {"command": command}, result, False, cfg()) is True
+
+
+@pytest.mark.parametrize(
+    "command, result",
+    [
+        ("find / -name javac 2>/dev/null", "/usr/lib/jvm/bin/javac"),  # found something
+        ("whereis java", "java: /usr/bin/java"),
+        ("export PATH=$PATH:/opt/jdk/bin", ""),  # not a look-up: silence is success
+        ("grep -q needle file.txt", ""),  # quiet by design
+        ("grep needle a.txt > hits.txt", ""),  # output redirected away
+        ("find . -name '*.pyc' -delete", ""),  # an action, not a search
+        ("printenv", ""),
+        ("find . -name x; echo done", "done"),
+        ("sed -i s/a/b/ f.txt", "<returncode>0</returncode>\n<output>\n</output>"),
+    ],
+)
+def test_non_empty_or_non_look_up_output_is_no_failure(command, result):
+    assert refine_failure("bash", "exec", {"command": command}, result, False, cfg()) is False
+
+
+def test_empty_search_tool_result_fails_and_lookups_can_be_turned_off():
+    assert refine_failure("search_dir", "search_dir", {"args": "x"}, "", False, cfg()) is True
+    assert refine_failure("grep", "grep", {"args": "x"}, "[]", False, cfg()) is True
+    assert refine_failure("grep", "grep", {"args": "x"}, "a.py:1: x", False, cfg()) is False
+    off = cfg(profiles={"coding": {"error_streak": {"empty_result_lookups": []}}})
+    assert refine_failure("search_dir", "search_dir", {"args": "x"}, "", False, off) is False
+    find = {"command": "find / -name javac"}
+    assert refine_failure("bash", "exec", find, "", False, off) is False
+
+
+def test_a_hunt_of_empty_finds_builds_an_error_streak():
+    s = session("coding")
+    dirs = ["/usr", "/opt", "/etc", "/bin", "/lib", "/home", "/var", "/sbin", "/tmp", "/srv"]
+    calls = [("bash", {"command": f"find {d} -name java 2>/dev/null"}, "") for d in dirs * 2]
+    fired = feed(s, calls)
+    assert terms(fired)[0] == (11, Dimension.ERROR_STREAK)
+
+
+# -- recurring_failure ----------------------------------------------------------------------
+
+
+def _edit_and_rerun(laps, same_error=True):
+    """[edit, run] and [edit, edit, run] laps in turn (the distance changes: no replay cycle)."""
+    calls = []
+    for i in range(laps):
+        for j in range(1 + i % 2):
+            edit = {"args": f"{i}:{i + j}\nattempt number {i}.{j} at a fix"}
+            calls.append(("edit", edit, f"edited {i}.{j}"))
+        error = "javac: command not found" if same_error else f"Foo.java:{i}: error {i}"
+        calls.append(("bash", {"command": "javac Foo.java"}, error, True))
+    return calls
+
+
+def test_recurring_failure_edit_then_same_failing_run_terms():
+    s = session("coding")
+    fired = feed(s, _edit_and_rerun(8))
+    # runs at 1, 4, 6, 9, 11, 14: the sixth failure within 24 calls is the TERM
+    assert terms(fired) == [(14, Dimension.IDENTICAL_CALL)]
+    assert terms(fired, "recurring_failure") == [(14, Dimension.IDENTICAL_CALL)]
+    text = next(t for _, _, lv, t in fired if lv is Level.TERM)
+    assert "6 times" in text and "last 24 calls" in text
+
+
+def test_recurring_failure_silent_when_the_error_changes():
+    s = session("coding")
+    fired = feed(s, _edit_and_rerun(10, same_error=False))
+    assert terms(fired, "recurring_failure") == []
+
+
+def test_recurring_failure_silent_when_recurrences_are_far_apart():
+    s = session("coding")
+    calls = []
+    for i in range(8):
+        calls.append(("bash", {"command": "make"}, "make: *** [all] Error 1", True))
+        calls += [("bash", {"command": f"cat file{i}_{j}.c"}, f"body {i} {j}") for j in range(4)]
+    fired = feed(s, calls)  # one failure every 5 calls: 4 in any 24 calls < 6
+    assert terms(fired, "recurring_failure") == []
+    assert not [f for f in fired if f[3].startswith("recurring_failure")] or all(
+        f[2] is Level.WARN for f in fired if f[3].startswith("recurring_failure")
+    )
+
+
+def test_recurring_failure_leaves_consecutive_repeats_to_repeated_failure():
+    s = session("coding")
+    calls = [("bash", {"command": "javac Foo.java"}, "javac: command not found", True)] * 6
+    fired = feed(s, calls)
+    assert [f for f in fired if f[3].startswith("recurring_failure")] == []
+    assert terms(fired, "repeated_failure") == [(3, Dimension.IDENTICAL_CALL)]
+
+
+def test_recurring_failure_general_profile_five_of_twenty_and_can_be_disabled():
+    s = session("general")
+    fired = feed(s, _edit_and_rerun(6))
+    assert terms(fired, "recurring_failure") == [(11, Dimension.IDENTICAL_CALL)]
+    off = session("coding", profiles={"coding": {"recurring_failure": {"enabled": False}}})
+    assert terms(feed(off, _edit_and_rerun(10)), "recurring_failure") == []
+
+
+def test_recurring_failure_self_heal_resets_its_window():
+    from otel_cycleguard.detect.rules import RealWorldRules
+
+    rules = RealWorldRules()
+    rules._recur(0, 7, 24)
+    rules._recur(1, 7, 24)
+    rules.reset(Dimension.IDENTICAL_CALL)
+    assert rules._recur(2, 7, 24) == 1
+
+
+def test_recurring_failure_knobs_validate():
+    from otel_cycleguard.config import ConfigError
+
+    for bad in ({"warn": 6, "term": 5}, {"window": 4, "term": 5}, {"term": 1}):
+        with pytest.raises(ConfigError):
+            load_config(environ={}, profiles={"general": {"recurring_failure": bad}})
+    cfg_ = load_config(environ={}, profile="coding")
+    assert cfg_.profiles["coding"].recurring_failure.term == 6
