@@ -85,7 +85,7 @@ _GREP_QUIET = frozenset({"-q", "--quiet", "--silent", "-qs", "-sq"})
 _FIND_ACTIONS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls", "-fprintf", "-fprint0"}
 )
-_EMPTY_SEARCH_RESULTS = frozenset({"", "[]", "{}", "null"})
+_EMPTY_SEARCH_RESULTS = frozenset({""})
 _ASSIGN = re.compile(r"^\w+=")
 _EXEC_CANONICAL = frozenset({"exec"})
 _SEARCH_CANONICAL = frozenset(

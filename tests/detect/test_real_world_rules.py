@@ -427,7 +427,7 @@ def test_non_empty_or_non_look_up_output_is_no_failure(command, result):
 
 def test_empty_search_tool_result_fails_and_lookups_can_be_turned_off():
     assert refine_failure("search_dir", "search_dir", {"args": "x"}, "", False, cfg()) is True
-    assert refine_failure("grep", "grep", {"args": "x"}, "[]", False, cfg()) is True
+    assert refine_failure("grep", "grep", {"args": "x"}, "  \n", False, cfg()) is True
     assert refine_failure("grep", "grep", {"args": "x"}, "a.py:1: x", False, cfg()) is False
     off = cfg(profiles={"coding": {"error_streak": {"empty_result_lookups": []}}})
     assert refine_failure("search_dir", "search_dir", {"args": "x"}, "", False, off) is False
