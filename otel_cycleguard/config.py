@@ -112,7 +112,8 @@ DEFAULT_EXEC_FAILURE_PATTERNS: tuple[str, ...] = (
 # ``name:``) means "nothing found": a failed search. The first word of the last pipeline stage
 # (or of an earlier stage followed only by filters such as ``head``/``sort``); entries of two
 # words (``apt-cache search``) match the first two words. Not counted: output redirected
-# away (``> file``), ``grep -q``/``-c``/``-v``-less quiet forms, ``find -delete``/``-exec``.
+# away (``> file``), ``grep -q``, ``find -delete``/``-exec``, bare ``printenv``, and a result
+# whose exit code ``non_failing_exit_codes`` lists for the command (``grep`` 1: a finding).
 DEFAULT_EMPTY_RESULT_LOOKUPS: tuple[str, ...] = (
     "find",
     "grep",
@@ -180,8 +181,8 @@ class ErrorStreakConfig(Thresholds):
     #: "A search that finds nothing is a failed search": an exec call running one of these
     #: look-up commands with an empty output is a failure (``()`` turns this off), and so is
     #: an empty result of a search-like tool (``search_dir``, ``find_file``, ``grep``...)
-    #: while this is not empty. An exit code listed in ``non_failing_exit_codes`` (grep 1:
-    #: no match) does not excuse an empty look-up.
+    #: while this is not empty. An exit code that ``non_failing_exit_codes`` lists for the
+    #: command (grep 1: no match) still makes it a finding: the harness reported the result.
     empty_result_lookups: tuple[str, ...] = DEFAULT_EMPTY_RESULT_LOOKUPS
 
     @field_validator("result_patterns", "exec_failure_patterns")

@@ -257,7 +257,15 @@ def refine_failure(
     is_exec, is_search = is_exec_or_search(canonical)
     if not (is_exec or is_search) or tool.lower() in _lowered(config.non_failing_tools):
         return failed
-    if config.empty_result_lookups and result_text is not None:
+    if is_exec and config.non_failing_exit_codes and (failed or config.empty_result_lookups):
+        # an exit code the command uses for a finding (grep 1: no match, diff 1) is no failure,
+        # even with an empty output: the harness said how the look-up ended
+        command, code = command_exit(arguments, result_text)
+        if command is not None and code is not None:
+            allowed = config.non_failing_exit_codes.get(command)
+            if allowed and code in allowed:
+                return False
+    if not failed and config.empty_result_lookups and result_text is not None:
         if is_search and result_text.strip() in _EMPTY_SEARCH_RESULTS:
             return True
         if (
@@ -266,12 +274,6 @@ def refine_failure(
             and empty_lookup(arguments, result_text, config.empty_result_lookups)
         ):
             return True
-    if failed and is_exec and config.non_failing_exit_codes:
-        command, code = command_exit(arguments, result_text)
-        if command is not None and code is not None:
-            allowed = config.non_failing_exit_codes.get(command)
-            if allowed and code in allowed:
-                return False
     if not failed and result_text and config.exec_failure_patterns:
         head = result_text[: config.max_scan_chars]
         if config.exec_failure_patterns == DEFAULT_EXEC_FAILURE_PATTERNS and not any(

@@ -200,13 +200,11 @@ def test_non_failing_exit_codes_diff_and_pylint_are_findings_not_failures():
         refine_failure("bash", "exec", diff, "<returncode>1</returncode>\n< x\n> y", True, cfg())
         is False
     )
-    # grep's exit 1 is "no match": with empty output that is a failed search (a finding only
-    # when empty look-ups are not counted)
+    # grep's exit 1 is "no match": the harness said how the look-up ended, a finding
     grep = {"command": "grep -rn foo src"}
-    empty = "<returncode>1</returncode>\n<output></output>"
-    assert refine_failure("bash", "exec", grep, empty, True, cfg()) is True
-    off = cfg(profiles={"coding": {"error_streak": {"empty_result_lookups": []}}})
-    assert refine_failure("bash", "exec", grep, empty, True, off) is False
+    empty = "<returncode>1</returncode>\n<output>\n</output>"
+    assert refine_failure("bash", "exec", grep, empty, True, cfg()) is False
+    assert refine_failure("bash", "exec", grep, empty, False, cfg()) is False
     pylint = {"command": "cd pkg && pylint mod.py"}
     assert (
         refine_failure("bash", "exec", pylint, "<returncode>16</returncode>\nC0114", True, cfg())
@@ -400,7 +398,7 @@ def test_each_default_failure_pattern_needs_its_prefilter_literal():
         ("sudo /usr/bin/whereis java", "java:"),
         ("command -v mvn", ""),
         ("apt-cache search openjdk", ""),
-        ("grep -rn needle src", "<returncode>1</returncode>\n<output>\n</output>"),
+        ("find / -name javac", "<returncode>0</returncode>\n<output>\n</output>"),
     ],
 )
 def test_empty_look_up_is_a_failed_search(command, result):
@@ -419,6 +417,7 @@ def test_empty_look_up_is_a_failed_search(command, result):
         ("printenv", ""),
         ("find . -name x; echo done", "done"),
         ("sed -i s/a/b/ f.txt", "<returncode>0</returncode>\n<output>\n</output>"),
+        ("grep -rn needle src", "<returncode>1</returncode>\n<output>\n</output>"),
     ],
 )
 def test_non_empty_or_non_look_up_output_is_no_failure(command, result):
