@@ -16,6 +16,11 @@ they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplic
   re-applied while the file grows. Results are not compared (they differ each time).
 - ``repeated_failure`` (identical_call): the same call failing with the same masked result,
   consecutively, with thresholds below ``identical_call``'s: a retry that cannot work.
+- ``recurring_failure`` (identical_call): the same failing call (tool, arguments, masked
+  error) recurring ``term`` times within the last ``window`` calls, whatever lies between:
+  edit, re-run the same failing command, edit, ... in laps of changing length (which
+  ``replay_cycle`` starts over on), or one install retried between unrelated tweaks. Silent
+  while the recurrences are one consecutive streak (``repeated_failure``'s).
 - ``failure_density`` (error_streak): at least ``term`` of the last ``window`` calls failed,
   counted since the last successful edit-like call (``progress_tools``): the run keeps failing
   and the calls that "work" in between (``ls``, ``echo``, a package-index update) are trivial,
@@ -24,7 +29,10 @@ they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplic
 :func:`refine_failure` decides failures from results for exec-like and search-like tools:
 exit codes a command uses for findings (``grep`` 1, ``pylint`` 16) are not failures; known
 failure lines (``command not found``, ``E:`` from a package manager, an execution timeout, no
-search matches) are. State is hashes and small integers; nothing raw is kept.
+search matches) are; and a look-up that finds nothing is a failed search: an exec call whose
+command is a look-up (``find``, ``grep``, ``which``... ``empty_result_lookups``) with an
+empty output, or a search tool with an empty result. State is hashes and small integers;
+nothing raw is kept.
 """
 
 from __future__ import annotations
