@@ -6,7 +6,9 @@ from otel_cycleguard.integrations.generic import (
     check,
     checkpoint,
     current_session,
+    default_processor,
     guard_tool,
+    resolve_engine,
     set_default_engine,
 )
 
@@ -16,6 +18,8 @@ __all__ = [
     "check",
     "checkpoint",
     "current_session",
+    "default_processor",
     "guard_tool",
+    "resolve_engine",
     "set_default_engine",
 ]

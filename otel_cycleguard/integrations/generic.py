@@ -25,7 +25,9 @@ __all__ = [
     "check",
     "checkpoint",
     "current_session",
+    "default_processor",
     "guard_tool",
+    "resolve_engine",
     "set_default_engine",
 ]
 
@@ -40,8 +42,14 @@ def set_default_engine(engine: EscalationEngine | None, processor: Any = None) -
     _default["processor"] = processor
 
 
-def _engine(engine: EscalationEngine | None) -> EscalationEngine | None:
+def resolve_engine(engine: EscalationEngine | None = None) -> EscalationEngine | None:
+    """``engine``, or the one :func:`otel_cycleguard.install` made the default (adapters use it)."""
     return engine if engine is not None else _default["engine"]
+
+
+def default_processor() -> Any:
+    """The span processor :func:`otel_cycleguard.install` registered last (or ``None``)."""
+    return _default["processor"]
 
 
 def current_session(processor: Any = None) -> str | None:
@@ -66,7 +74,7 @@ def check(
     While a human is deciding, this blocks until the decision or the deadline (fail-closed
     termination then raises). Without an installed guard it returns ``[]``.
     """
-    chosen = _engine(engine)
+    chosen = resolve_engine(engine)
     if chosen is None:
         return []
     key = session if session is not None else current_session()
@@ -82,7 +90,7 @@ async def acheck(
 
     Raises :class:`CycleTerminated` once the run is terminated; ``[]`` without a guard or session.
     """
-    chosen = _engine(engine)
+    chosen = resolve_engine(engine)
     key = session if session is not None else current_session()
     if chosen is None or key is None:
         return []
@@ -97,7 +105,7 @@ def checkpoint(
     payload: Any, session: str | None = None, *, engine: EscalationEngine | None = None
 ) -> None:
     """Register what to save with the progress if this session is terminated (JSON-able)."""
-    chosen = _engine(engine)
+    chosen = resolve_engine(engine)
     key = session if session is not None else current_session()
     if chosen is not None and key is not None:
         chosen.checkpoint(key, payload)

@@ -58,7 +58,7 @@ from opentelemetry.trace import format_trace_id
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
 from otel_cycleguard.integrations import generic
-from otel_cycleguard.integrations.generic import _engine
+from otel_cycleguard.integrations.generic import resolve_engine
 
 __all__ = [
     "CycleTerminated",
@@ -85,7 +85,7 @@ def resolve_session(config: RunnableConfig | None, session: str | None = None) -
         return session
     span_context = trace.get_current_span().get_span_context()
     if span_context.is_valid:
-        processor = generic._default.get("processor")
+        processor = generic.default_processor()
         resolve = getattr(processor, "session_of", None)
         tracked = resolve(span_context.span_id) if callable(resolve) else None
         if tracked is not None:
@@ -146,14 +146,14 @@ def cycleguard_pre_model_hook(
     user_hook = _coerce(inner)
 
     def take_sync(config: RunnableConfig) -> list[Directive]:
-        chosen = _engine(engine)
+        chosen = resolve_engine(engine)
         key = resolve_session(config, session)
         if chosen is None or key is None:
             return []
         return chosen.mailboxes.take(key, wait=True)
 
     async def take_async(config: RunnableConfig) -> list[Directive]:
-        chosen = _engine(engine)
+        chosen = resolve_engine(engine)
         key = resolve_session(config, session)
         if chosen is None or key is None:
             return []
@@ -181,7 +181,7 @@ def cycleguard_post_model_hook(
     """
 
     def check(config: RunnableConfig) -> CycleTerminated | None:
-        chosen = _engine(engine)
+        chosen = resolve_engine(engine)
         key = resolve_session(config, session)
         if chosen is None or key is None:
             return None
@@ -190,7 +190,7 @@ def cycleguard_post_model_hook(
         return box.terminated if box is not None else None
 
     def wait(config: RunnableConfig) -> None:
-        chosen = _engine(engine)
+        chosen = resolve_engine(engine)
         key = resolve_session(config, session)
         if chosen is None or key is None or not _paused(chosen, key):
             return

@@ -63,7 +63,7 @@ from agents.tool_guardrails import ToolInputGuardrail, ToolInputGuardrailData
 
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.integrations.generic import _engine, acheck, current_session
+from otel_cycleguard.integrations.generic import acheck, current_session, resolve_engine
 
 __all__ = [
     "CycleTerminated",
@@ -157,7 +157,7 @@ def cycleguard_tool_guardrail(
 async def _terminated(
     engine: EscalationEngine | None, session: str | None
 ) -> CycleTerminated | None:
-    chosen = _engine(engine)
+    chosen = resolve_engine(engine)
     key = session if session is not None else current_session()
     if chosen is None or key is None:
         return None

@@ -57,7 +57,7 @@ from pydantic_ai.messages import ModelRequest, ModelRequestPart, SystemPromptPar
 
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.integrations.generic import _engine, acheck, current_session
+from otel_cycleguard.integrations.generic import acheck, current_session, resolve_engine
 
 __all__ = ["CycleGuardCapability", "CycleTerminated", "directive_request"]
 
@@ -103,7 +103,7 @@ class CycleGuardCapability(AbstractCapability[Any]):
         return replace(request_context, messages=messages)
 
     async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any) -> Any:
-        chosen = _engine(self.engine)
+        chosen = resolve_engine(self.engine)
         key = self.session if self.session is not None else current_session()
         if chosen is None or key is None:
             return args
