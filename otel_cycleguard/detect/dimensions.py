@@ -31,9 +31,26 @@ __all__ = [
     "StateRevisit",
     "TextLoop",
     "ToolPattern",
+    "crossing",
 ]
 
 _NONE, _WARNED, _TERMED = 0, 1, 2
+
+
+def crossing(fired: int, count: float, warn: float, term: float) -> tuple[int, Level | None]:
+    """Once-per-crossing firing: (the new fired state, the level to fire or None).
+
+    ``fired`` is 0 (nothing fired), 1 (WARN fired) or 2 (TERM fired). A level fires when the
+    count reaches it and re-arms only once the count falls below it again; at most one level
+    (the highest) fires per observation.
+    """
+    if count < warn:
+        return _NONE, None
+    if count >= term:
+        return _TERMED, (Level.TERM if fired < _TERMED else None)
+    if fired == _TERMED:  # fell below term: TERM re-arms, WARN has fired already
+        return _WARNED, None
+    return _WARNED, (Level.WARN if fired == _NONE else None)
 
 
 class Gate:
@@ -45,21 +62,8 @@ class Gate:
         self.fired = _NONE
 
     def check(self, count: float, warn: float, term: float) -> Level | None:
-        if count < warn:
-            self.fired = _NONE
-            return None
-        if count >= term:
-            if self.fired < _TERMED:
-                self.fired = _TERMED
-                return Level.TERM
-            return None
-        if self.fired == _TERMED:  # fell below term: TERM re-arms, WARN has fired already
-            self.fired = _WARNED
-            return None
-        if self.fired == _NONE:
-            self.fired = _WARNED
-            return Level.WARN
-        return None
+        self.fired, level = crossing(self.fired, count, warn, term)
+        return level
 
     def reset(self) -> None:
         self.fired = _NONE

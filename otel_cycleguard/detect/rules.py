@@ -46,7 +46,7 @@ from otel_cycleguard.config import (
     ErrorStreakConfig,
     ProfileConfig,
 )
-from otel_cycleguard.detect.dimensions import Gate, _lowered
+from otel_cycleguard.detect.dimensions import _lowered, crossing
 from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
 
@@ -294,51 +294,54 @@ def refine_failure(
     return failed
 
 
+_REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY = _GATES = range(5)
+
+
+def _check(gates: array, index: int, count: int, warn: int, term: int) -> Level | None:
+    """:func:`crossing` on one slot of a gate-state array."""
+    gates[index], level = crossing(gates[index], count, warn, term)
+    return level
+
+
 class RealWorldRules:
     """One session's state for the rules. Not thread-safe (the session is serialised)."""
 
     __slots__ = (
         "density_bits",
         "density_calls",
-        "density_gate",
         "density_run",
         "edit_count",
-        "edit_gate",
         "edit_key",
         "edit_step",
-        "fail_gate",
+        "gates",
         "recur_counts",
-        "recur_gate",
         "recur_ring",
         "replay",
         "replay_count",
         "replay_full",
         "replay_gaps",
-        "replay_gate",
         "replay_meta",
         "replay_unit",
     )
 
     def __init__(self) -> None:
+        # The five rules' gate states in one small array (memory per idle session), indexed by
+        # _REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY; same once-per-crossing logic as Gate.
+        self.gates = array("b", bytes(len(_GATES)))
         self.replay: array | None = None  # ring of (key, result) pair hashes
         self.replay_meta: array | None = None  # per ring slot: last step, gap, laps
         self.replay_count = 0
         self.replay_unit = 0
         self.replay_full = False
         self.replay_gaps: array | None = None  # per recent step: the gap it replayed at
-        self.replay_gate = Gate()
         self.edit_key = 0
         self.edit_step = -2
         self.edit_count = 0
-        self.edit_gate = Gate()
-        self.fail_gate = Gate()
         self.recur_ring: array | None = None  # per recent step: its failing pair hash, or 0
         self.recur_counts: dict[int, int] = {}  # failing pair -> occurrences in the ring
-        self.recur_gate = Gate()
         self.density_bits = 0  # bit j set: the call j calls ago failed
         self.density_calls = 0  # calls counted since the last progress (or reset)
         self.density_run = 0  # consecutive failures at the end
-        self.density_gate = Gate()
 
     def observe(
         self,
@@ -363,7 +366,7 @@ class RealWorldRules:
             count = 0 if is_poll else self._replay(step, pair, cfg.max_gap)
             full = self.replay_full
             term = cfg.term if full else cfg.partial_term
-            level = self.replay_gate.check(count, min(cfg.warn, term), term)
+            level = _check(self.gates, _REPLAY, count, min(cfg.warn, term), term)
             if level is not None:
                 gap = self.replay_unit
                 unit = tuple(recent_tools(gap)) if gap else (tool,)
@@ -386,7 +389,7 @@ class RealWorldRules:
         cfg_e = profile.near_duplicate_edit
         if cfg_e.enabled:
             count = self._edit(step, tool, canonical, arguments, cfg_e)
-            level = self.edit_gate.check(count, cfg_e.warn, cfg_e.term)
+            level = _check(self.gates, _EDIT, count, cfg_e.warn, cfg_e.term)
             if level is not None:
                 hits.append(
                     (
@@ -402,7 +405,7 @@ class RealWorldRules:
         cfg_f = profile.repeated_failure
         if cfg_f.enabled:
             count = identical_count if failed and not is_poll else 0
-            level = self.fail_gate.check(count, cfg_f.warn, cfg_f.term)
+            level = _check(self.gates, _FAIL, count, cfg_f.warn, cfg_f.term)
             if level is not None:
                 hits.append(
                     (
@@ -422,7 +425,7 @@ class RealWorldRules:
             # only on failures, and not while the recurrences are one consecutive streak
             # (repeated_failure's); the count is the most recurrences of any failing call
             if pair and count > identical_count:
-                level = self.recur_gate.check(count, cfg_r.warn, cfg_r.term)
+                level = _check(self.gates, _RECUR, count, cfg_r.warn, cfg_r.term)
                 if level is not None:
                     hits.append(
                         (
@@ -442,7 +445,7 @@ class RealWorldRules:
             # Failures that are all consecutive are the SPEC error streak's to report (with
             # its own thresholds); this rule speaks only when successes came in between.
             covered = count <= self.density_run
-            level = None if covered else self.density_gate.check(count, cfg_d.warn, cfg_d.term)
+            level = None if covered else _check(self.gates, _DENSITY, count, cfg_d.warn, cfg_d.term)
             if level is not None:
                 names = tuple(dict.fromkeys(recent_tools(seen)))[:4] if seen else (tool,)
                 hits.append(
@@ -556,18 +559,18 @@ class RealWorldRules:
         """Self-heal of a dimension: its rules count from zero again."""
         if dimension is Dimension.ERROR_STREAK:
             self.density_bits = self.density_calls = self.density_run = 0
-            self.density_gate.reset()
+            self.gates[_DENSITY] = 0
         if dimension is Dimension.IDENTICAL_CALL:
             self.replay = None
             self.replay_meta = None
             self.replay_gaps = None
             self.replay_count = self.replay_unit = 0
             self.replay_full = False
-            self.replay_gate.reset()
+            self.gates[_REPLAY] = 0
             self.edit_count = 0
             self.edit_step = -2
-            self.edit_gate.reset()
-            self.fail_gate.reset()
+            self.gates[_EDIT] = 0
+            self.gates[_FAIL] = 0
             self.recur_ring = None
             self.recur_counts.clear()
-            self.recur_gate.reset()
+            self.gates[_RECUR] = 0
