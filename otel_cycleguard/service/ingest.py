@@ -172,6 +172,9 @@ class Ingestor:
         state_attribute = self._state_attribute
         for r in self.resolver.resolve(spans):
             span = r.span
+            if r.role == SpanRole.AGENT:
+                guard.end_session(r.session)  # breaks that held until the end count as successes
+                continue
             attrs = span.attributes
             ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
             if r.role == SpanRole.TOOL:

@@ -79,7 +79,8 @@ class SessionResolver:
         self._max_known = max_known_spans
 
     def resolve(self, spans: list[SpanData]) -> Iterator[Resolved]:
-        """Yield the tool and model spans of one request, in arrival order, resolved."""
+        """Yield the tool and model spans of one request, in arrival order, resolved, and each
+        trace's root agent span (role AGENT: the end of its run)."""
         batch: dict[str, SpanData] | None = None
         classify = conventions.classify
         for span in spans:
@@ -90,6 +91,16 @@ class SessionResolver:
                     role != SpanRole.OWN and conventions.session_hint(attrs) is not None
                 ):
                     self._remember(span, role, attrs)
+                if role == SpanRole.AGENT and span.parent_span_id is None:
+                    # A trace's root agent span has ended: its run is over (exporters send
+                    # spans as they end, so the root comes after its children).
+                    bound = self._traces.get(span.trace_id)
+                    session = conventions.session_hint(attrs) or (
+                        bound[0] if bound is not None else span.trace_id
+                    )
+                    yield Resolved(
+                        span, role, session, conventions.agent_name(span.name, attrs), False
+                    )
                 continue
             if role == SpanRole.TOOL and self._delegating and self._is_delegating(span, attrs):
                 self._remember(span, role, attrs)
