@@ -241,7 +241,8 @@ class Categorizer:
         return ToolKind(canonical, category, canonical, False)
 
 
-def _command_text(arguments: Any) -> str | None:
+def command_text(arguments: Any) -> str | None:
+    """The command line of an exec-like call, whatever shape its arguments take (or None)."""
     if isinstance(arguments, str):
         text = arguments.strip()
         if text.startswith("{"):
@@ -266,7 +267,7 @@ def _command_text(arguments: Any) -> str | None:
 def _is_readonly_command(arguments: Any) -> bool:
     """True when every command of the pipeline is read-only and nothing is redirected."""
     try:
-        text = _command_text(arguments)
+        text = command_text(arguments)
         if not text or len(text) > 4096 or _SEPARATORS.search(text):
             return False
         # Fast exit before shlex (the costly part): a first word that is not on the read-only

@@ -46,6 +46,7 @@ from otel_cycleguard.config import (
     ErrorStreakConfig,
     ProfileConfig,
 )
+from otel_cycleguard.detect.categories import command_text
 from otel_cycleguard.detect.dimensions import _lowered, crossing
 from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
@@ -99,7 +100,6 @@ _EXEC_CANONICAL = frozenset({"exec"})
 _SEARCH_CANONICAL = frozenset(
     {"search_dir", "search_file", "find_file", "grep", "search", "search_files", "find", "glob"}
 )
-_COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
 
 # A literal each default failure pattern needs (substring tests are C-speed; the multi-line
 # regex costs ~1 µs per pattern per 200 characters). Kept beside the patterns' test.
@@ -122,26 +122,6 @@ REFINED_KINDS = _EXEC_CANONICAL | _SEARCH_CANONICAL
 RuleHit = tuple[Dimension, Level, int, int, tuple[str, ...], str]
 
 
-def _command(arguments: Any) -> str | None:
-    if isinstance(arguments, str):
-        text = arguments.lstrip()
-        if text.startswith("{"):
-            try:
-                import json
-
-                arguments = json.loads(text)
-            except ValueError:
-                return arguments
-        else:
-            return arguments
-    if isinstance(arguments, dict):
-        for key in _COMMAND_KEYS:
-            value = arguments.get(key)
-            if isinstance(value, str):
-                return value
-    return None
-
-
 def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, int | None]:
     """(the command whose exit code the shell reports, that exit code) or Nones.
 
@@ -155,7 +135,7 @@ def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, i
     if match is None:
         return None, None
     code = int(next(g for g in match.groups() if g is not None))
-    line = _command(arguments)
+    line = command_text(arguments)
     if not line:
         return None, code
     segments = [s for s in _SEGMENTS.split(line) if s.strip()]
@@ -219,7 +199,7 @@ def empty_lookup(arguments: Any, result_text: str, lookups: tuple[str, ...]) -> 
             return False
         body = wrapped.group(1) or ""
     body = body.strip()
-    line = _command(arguments)
+    line = command_text(arguments)
     if not line:
         return False
     items = [i for i in _LIST_ITEMS.split(line) if i.strip()]
