@@ -210,18 +210,20 @@ class SessionDetector:
         if kind.is_poll:
             count = self._poll.observe(tool, result)
             th = profile.poll_no_progress
-            self._emit(
-                fired,
-                Dimension.POLL_NO_PROGRESS,
-                self._poll.gate(tool),
-                count,
-                th.warn,
-                th.term,
-                tool,
-                kind,
-                step,
-                unit=(tool,),
-            )
+            level = self._poll.gate(tool).check(count, th.warn, th.term)
+            if level is not None:
+                self._fire(
+                    fired,
+                    Dimension.POLL_NO_PROGRESS,
+                    level,
+                    count,
+                    th.warn,
+                    th.term,
+                    tool,
+                    kind,
+                    step,
+                    unit=(tool,),
+                )
 
         count = error.observe(tool, failed)
         th = profile.error_streak
@@ -291,18 +293,20 @@ class SessionDetector:
                 exact = hash_bytes(" ".join(words).encode("utf-8", "replace"))
                 sketch = shingle_sketch(words, th.shingle_size, hash_bytes)
                 count = self._text.observe(exact, sketch, th)
-                self._emit(
-                    fired,
-                    Dimension.TEXT_LOOP,
-                    self._text.gate,
-                    count,
-                    th.warn,
-                    th.term,
-                    None,
-                    None,
-                    None,
-                    model_turn=index,
-                )
+                level = self._text.check(count, th.warn, th.term)
+                if level is not None:
+                    self._fire(
+                        fired,
+                        Dimension.TEXT_LOOP,
+                        level,
+                        count,
+                        th.warn,
+                        th.term,
+                        None,
+                        None,
+                        None,
+                        model_turn=index,
+                    )
         if turn.state_fingerprint:
             self._observe_state(fired, turn.state_fingerprint, None, None, None, index)
         tokens = _int(turn.input_tokens) + _int(turn.output_tokens)
@@ -390,18 +394,20 @@ class SessionDetector:
         th = self.profile.state_hash
         value = hash_bytes(str(fingerprint).encode("utf-8", "replace"))
         count = self._state.observe(value, th)
-        self._emit(
-            fired,
-            Dimension.STATE_HASH,
-            self._state.gate,
-            count,
-            th.warn,
-            th.term,
-            tool,
-            kind,
-            step,
-            model_turn=turn,
-        )
+        level = self._state.check(count, th.warn, th.term)
+        if level is not None:
+            self._fire(
+                fired,
+                Dimension.STATE_HASH,
+                level,
+                count,
+                th.warn,
+                th.term,
+                tool,
+                kind,
+                step,
+                model_turn=turn,
+            )
 
     def _remember(self, step: int, tool: str, key: int, result: int, failed: bool) -> None:
         size = len(self._evidence_tools)
@@ -506,38 +512,6 @@ class SessionDetector:
                 unit=unit,
             )
         )
-
-    def _emit(
-        self,
-        fired: list[Signal],
-        dimension: Dimension,
-        gate: Gate,
-        count: int,
-        warn: int,
-        term: int,
-        tool: str | None,
-        kind: ToolKind | None,
-        step: int | None,
-        *,
-        unit: tuple[str, ...] = (),
-        model_turn: int | None = None,
-    ) -> None:
-        """Check ``gate`` for ``count`` and fire on a crossing (the less hot dimensions)."""
-        level = gate.check(count, warn, term)
-        if level is not None:
-            self._fire(
-                fired,
-                dimension,
-                level,
-                count,
-                warn,
-                term,
-                tool,
-                kind,
-                step,
-                unit=unit,
-                model_turn=model_turn,
-            )
 
     def _signal(
         self,
