@@ -3,8 +3,9 @@
 Usage: python quality/add_label.py < labels_batch.jsonl
 Each input line: {"run_id", "terminal_loop", "episodes": [...], "labeller_note"}.
 `has_loop` is derived from episodes; source/outcome/n_tool_calls come from runs.jsonl.
-The output keeps the order of quality/sample.txt, then quality/sample2.txt (round 2).
-Records of round-2 runs get `"round": 2`; round-1 records are left as they were.
+The output keeps the order of quality/sample.txt, then quality/sample2.txt (round 2), then
+quality/sample3.txt (round 3). Records of round-2 runs get `"round": 2` and of round-3 runs
+`"round": 3`; round-1 records are left as they were.
 """
 import json
 import os
@@ -22,12 +23,13 @@ def main():
             r = json.loads(line)
             meta[r["run_id"]] = r
     order = [l.strip() for l in open(os.path.join(HERE, "sample.txt")) if l.strip()]
-    round2 = []
-    if os.path.exists(os.path.join(HERE, "sample2.txt")):
-        round2 = [l.strip() for l in open(os.path.join(HERE, "sample2.txt")) if l.strip()]
-    assert not set(order) & set(round2)
-    in_round2 = set(round2)
-    order += round2
+    round_of = {}
+    for rnd, name in ((2, "sample2.txt"), (3, "sample3.txt")):
+        if os.path.exists(os.path.join(HERE, name)):
+            ids = [l.strip() for l in open(os.path.join(HERE, name)) if l.strip()]
+            assert not set(order) & set(ids), name
+            round_of.update((rid, rnd) for rid in ids)
+            order += ids
     path = os.path.join(HERE, "labels.jsonl")
     labels = {}
     if os.path.exists(path):
@@ -60,8 +62,8 @@ def main():
             "episodes": eps,
             "labeller_note": d.get("labeller_note", ""),
         }
-        if rid in in_round2:
-            labels[rid]["round"] = 2
+        if rid in round_of:
+            labels[rid]["round"] = round_of[rid]
     with open(path, "w") as f:
         for rid in order:
             if rid in labels:

@@ -10,8 +10,15 @@ out-of-sample check: the same strata and the same length bins (cut over the whol
 drawn only from runs not in round 1 (the ids in quality/sample.txt are excluded before
 drawing). Round 1's output does not depend on round 2.
 
+Round 3 (seed 2028, 40 runs) is a second out-of-sample check, drawn after the round-1/2
+labelling rules were fixed: same strata and length bins, excluding every run in
+quality/sample.txt and quality/sample2.txt. If a bin has fewer remaining runs than its
+share, the shortfall is drawn at random from the stratum's other remaining runs (this only
+matters for multiswe_sweagent_java success, which has few runs left).
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
+       python quality/sample.py --round 3 > quality/sample3.txt
 """
 import argparse
 import json
@@ -45,10 +52,23 @@ QUOTA2 = {
     ("react_hotpotqa", True): 3,
     ("react_hotpotqa", False): 5,
 }
+# Round 3: about two thirds of round 2, same shares per source and outcome.
+SEED3 = 2028
+QUOTA3 = {
+    ("multiswe_sweagent_java", True): 3,
+    ("multiswe_sweagent_java", False): 10,
+    ("multiswe_sweagent_java", None): 3,
+    ("mini_swe_gemini3", True): 6,
+    ("mini_swe_gemini3", False): 6,
+    ("taubench", True): 3,
+    ("taubench", False): 4,
+    ("react_hotpotqa", True): 2,
+    ("react_hotpotqa", False): 3,
+}
 N_BINS = 4
 
 
-def draw(strata, quota, seed, exclude=frozenset()):
+def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
     rng = random.Random(seed)
     chosen = []
     for key in sorted(quota, key=str):
@@ -60,16 +80,21 @@ def draw(strata, quota, seed, exclude=frozenset()):
         per = [q // N_BINS] * N_BINS
         for i in range(q % N_BINS):
             per[N_BINS - 1 - i] += 1
+        got = []
         for b, k in zip(bins, per):
             b = [r for r in b if r["run_id"] not in exclude]
-            chosen.extend(r["run_id"] for r in rng.sample(b, min(k, len(b))))
+            got.extend(r["run_id"] for r in rng.sample(b, min(k, len(b))))
+        if top_up and len(got) < q:
+            rest = [r["run_id"] for r in runs if r["run_id"] not in exclude and r["run_id"] not in got]
+            got.extend(rng.sample(rest, min(q - len(got), len(rest))))
+        chosen.extend(got)
     return chosen
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2))
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
@@ -82,7 +107,13 @@ def main():
         first = frozenset(draw(strata, QUOTA, SEED))
         with open(os.path.join(HERE, "sample.txt")) as f:
             assert first == {l.strip() for l in f if l.strip()}, "sample.txt differs from round 1"
-        chosen = draw(strata, QUOTA2, SEED2, exclude=first)
+        second = draw(strata, QUOTA2, SEED2, exclude=first)
+        if a.round == 2:
+            chosen = second
+        else:
+            with open(os.path.join(HERE, "sample2.txt")) as f:
+                assert second == [l.strip() for l in f if l.strip()], "sample2.txt differs from round 2"
+            chosen = draw(strata, QUOTA3, SEED3, exclude=first | frozenset(second), top_up=True)
     for rid in chosen:
         print(rid)
 
