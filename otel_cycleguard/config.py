@@ -32,6 +32,7 @@ __all__ = [
     "RecurringFailureConfig",
     "RepeatedFailureConfig",
     "ReplayCycleConfig",
+    "SameErrorConfig",
     "StateHashConfig",
     "TextLoopConfig",
     "Thresholds",
@@ -221,7 +222,7 @@ class NearDuplicateEditConfig(_Strict):
     ``identical_call``. Results are not compared: a duplicated edit grows the file each time."""
 
     enabled: bool = True
-    warn: int = Field(default=2, ge=1)
+    warn: int = Field(default=3, ge=1)  # = term: a retry that fails twice is not yet a signal
     term: int = Field(default=3, ge=1)
     tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
     min_chars: int = Field(default=40, ge=0)
@@ -239,8 +240,8 @@ class RepeatedFailureConfig(_Strict):
     can work (OpenHands stops at 3)."""
 
     enabled: bool = True
-    warn: int = Field(default=3, ge=1)
-    term: int = Field(default=4, ge=1)
+    warn: int = Field(default=3, ge=1)  # = term: a retry that fails twice is not yet a signal
+    term: int = Field(default=3, ge=1)
 
     @model_validator(mode="after")
     def _warn_not_above_term(self) -> RepeatedFailureConfig:
@@ -275,6 +276,35 @@ class RecurringFailureConfig(_Strict):
         return self
 
 
+class SameErrorConfig(_Strict):
+    """The same (masked) error coming back from different calls: at least ``term`` (``warn``)
+    failures with one output among the last ``window`` calls, counted since the last progress
+    (``failure_density``'s definition: a successful edit, or an exec call that edits files).
+    Reported under ``error_streak``: the agent hits one wall from every side (the same
+    ``command not found``, the same install timing out, the same empty search) while the
+    commands around it change, so neither the identical-call rules nor the consecutive streak
+    see it. Silent while the failures are one streak of the identical call
+    (``repeated_failure``'s). The built-in profiles: ``general`` 5 of 16, ``coding`` and
+    ``subagent`` 3 of 16 and of 12 (on the development corpus no successful coding run
+    repeats one error more than twice between edits).
+    """
+
+    enabled: bool = True
+    window: int = Field(default=16, ge=2, le=64)
+    warn: int = Field(default=4, ge=1)
+    term: int = Field(default=5, ge=1)
+
+    @model_validator(mode="after")
+    def _thresholds_fit_window(self) -> SameErrorConfig:
+        if self.warn > self.term:
+            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
+        if self.term > self.window:
+            raise ValueError(
+                f"term threshold ({self.term}) must not exceed the window ({self.window})"
+            )
+        return self
+
+
 class FailureDensityConfig(_Strict):
     """Failures that keep coming with only trivial successes in between: at least ``term``
     (``warn``) of the last ``window`` calls failed, counted since the last successful call of
@@ -292,6 +322,10 @@ class FailureDensityConfig(_Strict):
     warn: int = Field(default=6, ge=1)
     term: int = Field(default=8, ge=1)
     progress_tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
+    #: A successful exec call that edits files (``sed -i``, ``cat <<EOF > file``, ``tee``,
+    #: ``patch``, ``git apply``/``checkout``...) is progress too: agents with a shell and no
+    #: edit tool (mini-swe-agent) edit this way.
+    progress_commands: bool = True
 
     @model_validator(mode="after")
     def _thresholds_fit_window(self) -> FailureDensityConfig:
@@ -347,6 +381,7 @@ class ProfileConfig(_Strict):
     repeated_failure: RepeatedFailureConfig = Field(default_factory=RepeatedFailureConfig)
     recurring_failure: RecurringFailureConfig = Field(default_factory=RecurringFailureConfig)
     failure_density: FailureDensityConfig = Field(default_factory=FailureDensityConfig)
+    same_error: SameErrorConfig = Field(default_factory=SameErrorConfig)
 
 
 def _t(warn: int, term: int) -> dict[str, int]:
@@ -374,6 +409,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "error_streak": _t(5, 8),
         "failure_density": {"window": 12, "warn": 6, "term": 8},
         "recurring_failure": {"window": 20, "warn": 4, "term": 5},
+        "same_error": {"window": 16, "warn": 4, "term": 5},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -396,6 +432,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "error_streak": _t(8, 12),
         "failure_density": {"window": 16, "warn": 8, "term": 11},
         "recurring_failure": {"window": 24, "warn": 4, "term": 6},
+        "same_error": {"window": 16, "warn": 3, "term": 3},
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -418,6 +455,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "error_streak": _t(4, 6),
         "failure_density": {"window": 9, "warn": 4, "term": 6},
         "recurring_failure": {"window": 12, "warn": 3, "term": 4},
+        "same_error": {"window": 12, "warn": 3, "term": 3},
         "text_loop": _t(3, 4),
         "state_hash": _t(3, 4),
     },

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-__all__ = ["ACTION", "EXPLORATION", "Categorizer", "ToolKind"]
+__all__ = ["ACTION", "EXPLORATION", "Categorizer", "ToolKind", "command_text", "edits_files"]
 
 EXPLORATION: Final = "exploration"
 ACTION: Final = "action"
@@ -307,6 +307,61 @@ def _is_readonly_command(arguments: Any) -> bool:
                 return False
         return True
     except ValueError:  # unbalanced quotes: not something we can vouch for
+        return False
+
+
+# -- commands that change files (what an agent without an edit tool edits with) ---------------
+
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+_COMMAND_ITEMS = re.compile(r"\|\|?|&&|;|&(?!>)|\n")
+# A redirect of a content-producing command into a file (not a stream, not /dev/null).
+_FILE_REDIRECT = re.compile(r"(?<![\d&<>])>>?\s*(?!&|/dev/)[^\s&|;<>]")
+_CONTENT_WRITERS = frozenset(
+    {"cat", "echo", "printf", "head", "tail", "sed", "awk", "cut", "sort", "uniq", "tr", "paste"}
+)
+_IN_PLACE = re.compile(r"^(?:-[A-Za-z]*i|--in-place)")
+_GIT_WRITERS = frozenset({"apply", "am", "checkout", "restore", "stash", "reset", "revert"})
+_ALWAYS_WRITERS = frozenset({"tee", "patch", "truncate"})
+
+
+def edits_files(arguments: Any) -> bool:
+    """True when an exec-like call's command line edits files: ``sed -i``/``perl -i``, a
+    ``cat``/``echo``/``printf``... redirected into a file (here-documents included), ``tee``,
+    ``patch``, ``git apply``/``checkout``/``restore``/``stash``/``reset``.
+
+    Agents that work through a shell alone (mini-swe-agent) edit this way; a successful edit
+    is a change of approach, which ``failure_density`` counts as progress. Quoted text and a
+    here-document's body are not read (a ``>`` inside a string or a file body redirects
+    nothing). Never raises.
+    """
+    try:
+        text = command_text(arguments)
+        if not text:
+            return False
+        text = text[:4096]
+        if "<<" in text:  # the body follows the line that opens the here-document
+            text = text.split("<<", 1)[0] + "<<" + text.split("<<", 1)[1].split("\n", 1)[0]
+        text = _QUOTED.sub("''", text)
+        for item in _COMMAND_ITEMS.split(text):
+            words = item.split()
+            while words and (words[0] in ("sudo", "env", "time", "nohup") or "=" in words[0]):
+                words = words[1:]
+            if not words:
+                continue
+            command = words[0].rsplit("/", 1)[-1]
+            if command in _ALWAYS_WRITERS:
+                return True
+            if command in ("sed", "perl") and any(_IN_PLACE.match(w) for w in words[1:]):
+                return True
+            if (
+                command == "git"
+                and next((w for w in words[1:] if not w.startswith("-")), "") in _GIT_WRITERS
+            ):
+                return True
+            if command in _CONTENT_WRITERS and _FILE_REDIRECT.search(item):
+                return True
+        return False
+    except Exception:  # a heuristic over foreign input: never raise into the detector
         return False
 
 

@@ -46,7 +46,7 @@ from otel_cycleguard.config import (
     ErrorStreakConfig,
     ProfileConfig,
 )
-from otel_cycleguard.detect.categories import command_text
+from otel_cycleguard.detect.categories import command_text, edits_files
 from otel_cycleguard.detect.dimensions import _lowered, crossing
 from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
@@ -274,7 +274,7 @@ def refine_failure(
     return failed
 
 
-_REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY = _GATES = range(5)
+_REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY, _SAME = _GATES = range(6)
 
 
 def _check(gates: array, index: int, count: int, warn: int, term: int) -> Level | None:
@@ -302,6 +302,8 @@ class RealWorldRules:
         "replay_gaps",
         "replay_meta",
         "replay_unit",
+        "same_counts",
+        "same_ring",
     )
 
     def __init__(self) -> None:
@@ -322,6 +324,8 @@ class RealWorldRules:
         self.density_bits = 0  # bit j set: the call j calls ago failed
         self.density_calls = 0  # calls counted since the last progress (or reset)
         self.density_run = 0  # consecutive failures at the end
+        self.same_ring: array | None = None  # per recent step: its failing output hash, or 0
+        self.same_counts: dict[int, int] = {}  # failing output -> occurrences in the ring
 
     def observe(
         self,
@@ -420,8 +424,9 @@ class RealWorldRules:
                         )
                     )
         cfg_d = profile.failure_density
+        progress = not failed and self._progress(tool, canonical, arguments, cfg_d)
         if cfg_d.enabled:
-            count, seen = self._density(tool, canonical, failed, cfg_d)
+            count, seen = self._density(failed, progress, cfg_d.window)
             # Failures that are all consecutive are the SPEC error streak's to report (with
             # its own thresholds); this rule speaks only when successes came in between.
             covered = count <= self.density_run
@@ -441,16 +446,47 @@ class RealWorldRules:
                         "were no progress)",
                     )
                 )
+        cfg_s = profile.same_error
+        if cfg_s.enabled:
+            output = (result or 1) if failed and not is_poll else 0
+            count = self._same(step, output, progress, cfg_s.window)
+            # only on failures, and not while they are one streak of the identical call
+            if output and count > identical_count:
+                level = _check(self.gates, _SAME, count, cfg_s.warn, cfg_s.term)
+                if level is not None:
+                    hits.append(
+                        (
+                            Dimension.ERROR_STREAK,
+                            level,
+                            count,
+                            cfg_s.term if level is Level.TERM else cfg_s.warn,
+                            (tool,),
+                            f"same_error: the same (masked) error came back {count} times "
+                            f"within the last {cfg_s.window} calls, from calls that changed, "
+                            "with no successful edit in between (one wall, hit from every side)",
+                        )
+                    )
         return hits
 
-    def _density(self, tool: str, canonical: str, failed: bool, cfg) -> tuple[int, int]:
+    def _progress(self, tool: str, canonical: str, arguments: Any, cfg) -> bool:
+        """A successful call that changes the work: a ``progress_tools`` tool, or (with
+        ``progress_commands``) an exec call that edits files. The command line is read only
+        while there are failures to forget."""
+        names = _lowered(cfg.progress_tools)
+        if canonical in names or tool.lower() in names:
+            return True
+        return bool(
+            (self.density_bits or self.same_counts)
+            and cfg.progress_commands
+            and canonical in _EXEC_CANONICAL
+            and edits_files(arguments)
+        )
+
+    def _density(self, failed: bool, progress: bool, window: int) -> tuple[int, int]:
         """(failures among the last ``window`` calls since the last progress, calls counted)."""
-        window = cfg.window
-        if not failed:
-            names = _lowered(cfg.progress_tools)
-            if canonical in names or tool.lower() in names:
-                self.density_bits = self.density_calls = self.density_run = 0
-                return 0, 0
+        if progress:
+            self.density_bits = self.density_calls = self.density_run = 0
+            return 0, 0
         self.density_run = self.density_run + 1 if failed else 0
         self.density_bits = ((self.density_bits << 1) | int(failed)) & ((1 << window) - 1)
         self.density_calls = min(self.density_calls + 1, window)
@@ -474,6 +510,33 @@ class RealWorldRules:
         ring[slot] = pair
         if pair:
             counts[pair] = counts.get(pair, 0) + 1
+        return max(counts.values()) if counts else 0
+
+    def _same(self, step: int, output: int, progress: bool, window: int) -> int:
+        """Record this step's failing output hash (0: none); the most occurrences of one
+        failing output among the last ``window`` steps since the last progress."""
+        counts = self.same_counts
+        if progress:
+            self.same_ring = None
+            counts.clear()
+            return 0
+        ring = self.same_ring
+        if ring is None or len(ring) != window:
+            if not output:
+                return 0  # nothing failed since the last progress: no ring to keep
+            ring = self.same_ring = array("Q", bytes(8 * window))
+            counts.clear()
+        slot = step % window
+        old = ring[slot]
+        if old:
+            left = counts[old] - 1
+            if left:
+                counts[old] = left
+            else:
+                del counts[old]
+        ring[slot] = output
+        if output:
+            counts[output] = counts.get(output, 0) + 1
         return max(counts.values()) if counts else 0
 
     def _replay(self, step: int, pair: int, max_gap: int) -> int:
@@ -540,6 +603,9 @@ class RealWorldRules:
         if dimension is Dimension.ERROR_STREAK:
             self.density_bits = self.density_calls = self.density_run = 0
             self.gates[_DENSITY] = 0
+            self.same_ring = None
+            self.same_counts.clear()
+            self.gates[_SAME] = 0
         if dimension is Dimension.IDENTICAL_CALL:
             self.replay = None
             self.replay_meta = None

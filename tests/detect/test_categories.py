@@ -6,7 +6,7 @@ import pytest
 
 from otel_cycleguard.config import load_config
 from otel_cycleguard.detect import Detector, Dimension, ToolCall
-from otel_cycleguard.detect.categories import ACTION, EXPLORATION, Categorizer
+from otel_cycleguard.detect.categories import ACTION, EXPLORATION, Categorizer, edits_files
 
 C = Categorizer()
 
@@ -197,3 +197,49 @@ def test_odd_exec_arguments_do_not_raise():
     for args in (None, 42, {"command": None}, {"command": ["ls", "-la"]}, b"ls", "x" * 10_000):
         assert C.classify("bash", args).category in (EXPLORATION, ACTION)
     assert C.classify("bash", {"command": ["ls", "-la"]}).override_key == "exec:readonly"
+
+
+# -- edits_files ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed -i 's/a/b/' src/x.py",
+        "sed -i.bak -e 's/a/b/' x.py",
+        "perl -pi -e 's/a/b/' x.py",
+        "cat <<'EOF' > repro.py\nprint(1 > 2)\nEOF\npython repro.py",
+        'echo "nitpicky = True" >> conf.py',
+        "head -n 10 a.py > a.py.new && mv a.py.new a.py",
+        "echo nameserver 8.8.8.8 | sudo tee /etc/resolv.conf",
+        "patch -p1 < fix.diff",
+        "git checkout src/x.py && pytest",
+        "cd src; git apply ../fix.patch",
+    ],
+)
+def test_edits_files_recognises_shell_edits(command):
+    assert edits_files({"command": command})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed -n 1,20p src/x.py",
+        "javac -cp .:lib/* Test.java",
+        'grep "a > b" src/x.py',
+        "pytest tests > pytest_output.txt 2>&1",
+        "python repro.py 2>&1 | head",
+        "find / -name javac 2>/dev/null",
+        "ls > /dev/null",
+        "git status && git diff",
+        "cat <<'EOF' | python\nopen('x', 'w').write('a > b')\nEOF",
+    ],
+)
+def test_edits_files_leaves_reads_runs_and_quoted_text_alone(command):
+    assert not edits_files({"command": command})
+
+
+def test_edits_files_never_raises_on_odd_input():
+    for odd in (None, b"sed -i x", 12, {"command": 5}, {"command": ["sed", "-i", "s/a/b/", "f"]}):
+        assert edits_files(odd) in (True, False)
+    assert edits_files("sed -i s/a/b/ f") is True

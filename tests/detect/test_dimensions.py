@@ -440,7 +440,7 @@ def test_mixed_failures_and_successes_of_one_tool_do_not_fire():
     s = make_session()
     calls = []
     for n in range(10):
-        calls.append(("bash", {"n": n}, "err", {"error": n % 2 == 0}))
+        calls.append(("bash", {"n": n}, f"err {chr(97 + n)}", {"error": n % 2 == 0}))
     assert run(s, calls, Dimension.ERROR_STREAK) == {}
 
 

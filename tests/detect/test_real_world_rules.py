@@ -144,7 +144,7 @@ def test_repeated_failure_same_error_terms_before_identical_call():
         for i in range(5)
     ]
     fired = feed(s, calls)
-    assert terms(fired) == [(3, Dimension.IDENTICAL_CALL)]
+    assert terms(fired) == [(2, Dimension.IDENTICAL_CALL)]  # the third identical failure
     assert "repeated_failure" in next(t for *_, lv, t in fired if lv is Level.TERM)
 
 
@@ -279,8 +279,17 @@ def _rabbit_hole(n):
     return calls
 
 
+def density_session(profile: str = "coding", **density):
+    """A session with ``same_error`` off: the synthetic failures below repeat one output,
+    which ``same_error`` reports first; these tests are about the density rule."""
+    body = {"same_error": {"enabled": False}}
+    if density:
+        body["failure_density"] = density
+    return session(profile, profiles={profile: body})
+
+
 def test_failure_density_terms_on_failures_with_trivial_successes_in_between():
-    s = session("coding")  # 11 of 16
+    s = density_session()  # 11 of 16
     fired = feed(s, _rabbit_hole(20))
     assert terms(fired) == [(13, Dimension.ERROR_STREAK)]
     text = next(t for step, dim, level, t in fired if level is Level.TERM)
@@ -290,7 +299,7 @@ def test_failure_density_terms_on_failures_with_trivial_successes_in_between():
 
 
 def test_failure_density_general_profile_eight_of_twelve():
-    s = session()
+    s = density_session("general")
     fired = feed(s, _rabbit_hole(12))
     assert terms(fired) == [(9, Dimension.ERROR_STREAK)]
 
@@ -304,7 +313,7 @@ def test_failure_density_a_successful_edit_starts_the_count_over():
 
 
 def test_failure_density_leaves_consecutive_failures_to_the_error_streak():
-    s = session("coding")
+    s = density_session()
     calls = [
         ("bash", {"command": f"apt-get install p{i}"}, "E: Unable to locate") for i in range(12)
     ]
@@ -314,7 +323,7 @@ def test_failure_density_leaves_consecutive_failures_to_the_error_streak():
 
 
 def test_failure_density_silent_when_most_calls_work():
-    s = session("coding")
+    s = density_session()
     calls = []
     for i in range(40):  # tests fail every other call while the code changes
         calls.append(
@@ -325,16 +334,14 @@ def test_failure_density_silent_when_most_calls_work():
 
 
 def test_failure_density_is_configurable_and_can_be_disabled():
-    s = session("coding", profiles={"coding": {"failure_density": {"enabled": False}}})
+    s = density_session(enabled=False)
     assert terms(feed(s, _rabbit_hole(30))) == []
-    s = session(
-        "coding", profiles={"coding": {"failure_density": {"window": 8, "warn": 4, "term": 6}}}
-    )
+    s = density_session(window=8, warn=4, term=6)
     assert terms(feed(s, _rabbit_hole(8))) == [(6, Dimension.ERROR_STREAK)]
 
 
 def test_failure_density_self_heal_resets_its_window():
-    s = session("coding")
+    s = density_session()
     feed(s, _rabbit_hole(15))
     s.reset(Dimension.ERROR_STREAK)
     fired = feed(s, _rabbit_hole(10))
@@ -439,7 +446,11 @@ def test_a_hunt_of_empty_finds_builds_an_error_streak():
     dirs = ["/usr", "/opt", "/etc", "/bin", "/lib", "/home", "/var", "/sbin", "/tmp", "/srv"]
     calls = [("bash", {"command": f"find {d} -name java 2>/dev/null"}, "") for d in dirs * 2]
     fired = feed(s, calls)
-    assert terms(fired)[0] == (11, Dimension.ERROR_STREAK)
+    # the third empty find is the third time the same (empty) failure comes back
+    assert terms(fired)[0] == (2, Dimension.ERROR_STREAK)
+    assert next(t for *_, lv, t in fired if lv is Level.TERM).startswith("same_error")
+    s = density_session()
+    assert terms(feed(s, calls))[0] == (11, Dimension.ERROR_STREAK)  # failure_density
 
 
 # -- recurring_failure ----------------------------------------------------------------------
@@ -491,7 +502,8 @@ def test_recurring_failure_leaves_consecutive_repeats_to_repeated_failure():
     calls = [("bash", {"command": "javac Foo.java"}, "javac: command not found", True)] * 6
     fired = feed(s, calls)
     assert [f for f in fired if f[3].startswith("recurring_failure")] == []
-    assert terms(fired, "repeated_failure") == [(3, Dimension.IDENTICAL_CALL)]
+    assert terms(fired, "repeated_failure") == [(2, Dimension.IDENTICAL_CALL)]
+    assert [f for f in fired if f[3].startswith("same_error")] == []  # one identical streak
 
 
 def test_recurring_failure_general_profile_five_of_twenty_and_can_be_disabled():
@@ -520,3 +532,89 @@ def test_recurring_failure_knobs_validate():
             load_config(environ={}, profiles={"general": {"recurring_failure": bad}})
     cfg_ = load_config(environ={}, profile="coding")
     assert cfg_.profiles["coding"].recurring_failure.term == 6
+
+
+# -- same_error -----------------------------------------------------------------------------
+
+
+def _same_wall(n):
+    """Different commands (the prose changes every turn) failing with the same shell error."""
+    return [
+        ("bash", {"command": f"DISCUSSION\nattempt {i}: let's try '{i}"}, "syntax error: EOF", True)
+        for i in range(n)
+    ]
+
+
+def test_same_error_from_different_calls_terms_at_the_third():
+    s = session("coding")
+    fired = feed(s, _same_wall(5))
+    assert terms(fired) == [(2, Dimension.ERROR_STREAK)]
+    text = next(t for *_, lv, t in fired if lv is Level.TERM)
+    assert text.startswith("same_error: the same (masked) error came back 3 times")
+
+
+def test_same_error_general_profile_five_of_sixteen_with_a_warn_at_four():
+    s = session()
+    fired = feed(s, _same_wall(6))
+    assert terms(fired, "same_error") == [(4, Dimension.ERROR_STREAK)]
+    assert [(st, lv) for st, _, lv, t in fired if t.startswith("same_error")] == [
+        (3, Level.WARN),
+        (4, Level.TERM),
+    ]
+
+
+def test_same_error_silent_when_the_errors_differ():
+    s = session("coding")
+    calls = [
+        ("bash", {"command": f"python t{i}.py"}, f"NameError: name 'x{chr(97 + i)}'", True)
+        for i in range(6)
+    ]
+    assert terms(feed(s, calls), "same_error") == []
+
+
+def test_same_error_a_successful_edit_starts_the_count_over():
+    s = session("coding")
+    calls = []
+    for i in range(4):  # fix, re-run, the same assertion fails: iteration, not a wall
+        calls.append(("edit", {"args": f"{i}:{i}\nfix {i}"}, "File updated."))
+        calls.append(("bash", {"command": f"pytest -k case{i}"}, "AssertionError", True))
+        calls.append(("bash", {"command": f"pytest -k other{i}"}, "AssertionError", True))
+    assert terms(feed(s, calls)) == []
+
+
+def test_same_error_an_exec_call_that_edits_files_is_progress():
+    calls = []
+    for i in range(4):
+        calls.append(("bash", {"command": f"sed -i 's/a{i}/b{i}/' src/x.py"}, ""))
+        calls.append(("bash", {"command": f"python repro.py --case {i}"}, "AssertionError", True))
+        calls.append(("bash", {"command": f"python repro.py --more {i}"}, "AssertionError", True))
+    assert terms(feed(session("coding"), calls)) == []
+    off = session("coding", profiles={"coding": {"failure_density": {"progress_commands": False}}})
+    assert terms(feed(off, calls), "same_error") == [(4, Dimension.ERROR_STREAK)]
+
+
+def test_same_error_leaves_one_streak_of_the_identical_call_to_repeated_failure():
+    s = session("coding")
+    fired = feed(s, [("bash", {"command": "mvn test"}, "mvn: command not found", True)] * 4)
+    assert [f for f in fired if f[3].startswith("same_error")] == []
+    assert terms(fired, "repeated_failure") == [(2, Dimension.IDENTICAL_CALL)]
+
+
+def test_same_error_is_configurable_can_be_disabled_and_self_heal_resets_it():
+    s = session("coding", profiles={"coding": {"same_error": {"enabled": False}}})
+    assert terms(feed(s, _same_wall(6)), "same_error") == []
+    s = session("coding", profiles={"coding": {"same_error": {"warn": 4, "term": 5}}})
+    assert terms(feed(s, _same_wall(6)), "same_error") == [(4, Dimension.ERROR_STREAK)]
+    s = session("coding")
+    feed(s, _same_wall(2))
+    s.reset(Dimension.ERROR_STREAK)
+    assert terms(feed(s, _same_wall(2)), "same_error") == []
+
+
+def test_same_error_knobs_validate():
+    from otel_cycleguard.config import ConfigError
+
+    with pytest.raises(ConfigError, match="same_error"):
+        load_config(environ={}, profiles={"coding": {"same_error": {"window": 4, "term": 5}}})
+    with pytest.raises(ConfigError, match="same_error"):
+        load_config(environ={}, profiles={"coding": {"same_error": {"warn": 4, "term": 3}}})
