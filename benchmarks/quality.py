@@ -37,6 +37,7 @@ Usage::
         [--all]              # also replay all corpus runs (false alarms on successful runs)
         [--details]          # one line per labelled loop run and per false alarm
         [--markdown]         # the table as Markdown (for docs/quality.md)
+        [--round N]          # only labelling round N (1, 2 or 3; repeatable)
 """
 
 from __future__ import annotations
@@ -324,7 +325,8 @@ def score(label: dict[str, Any], outcome: Outcome, sc: Score) -> None:
 
 
 def _pct(n: int, d: int) -> str:
-    return f"{n}/{d} ({100.0 * n / d:.0f} %)" if d else "0/0"
+    # one decimal: 18/19 is 94.7 %, not a rounded-up 95 %
+    return f"{n}/{d} ({100.0 * n / d:.1f} %)" if d else "0/0"
 
 
 def _median(values: list[float]) -> str:
@@ -371,11 +373,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all", action="store_true", help="also replay every corpus run")
     ap.add_argument("--details", action="store_true")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument(
+        "--round",
+        type=int,
+        action="append",
+        help="only the labels of this labelling round (1, 2, 3; repeatable)",
+    )
     a = ap.parse_args(argv)
 
     config = load_config(a.config, environ={})
     with open(a.labels, encoding="utf-8") as f:
         labels = [json.loads(line) for line in f if line.strip()]
+    if a.round:
+        labels = [label for label in labels if label.get("round", 1) in a.round]
     index = corpus_index(a.corpus)
     by_id = {label["run_id"]: label for label in labels}
 

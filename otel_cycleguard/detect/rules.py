@@ -2,7 +2,7 @@
 
 Each rule reports under one of the SPEC dimensions (so the ladder, metrics and reports stay as
 they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplicate_edit``,
-``repeated_failure``) and says in the signal's explanation which rule fired and why:
+``repeated_failure``, ...) and says in the signal's explanation which rule fired and why:
 
 - ``replay_cycle`` (identical_call: the same call with the same result, every few calls): a call, same tool, arguments and masked result, that recurs
   at a constant distance of 2..``max_gap`` calls. Every recurrence is a lap of a cycle of that
@@ -25,6 +25,14 @@ they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplic
   counted since the last successful edit-like call (``progress_tools``): the run keeps failing
   and the calls that "work" in between (``ls``, ``echo``, a package-index update) are trivial,
   so the consecutive error streak keeps starting over and never reaches its TERM.
+- ``same_error`` (error_streak): one failing output (masked) coming back ``term`` times within
+  the last ``window`` calls since the last progress, from calls that change: the same
+  ``command not found`` whatever prose the agent pastes, the same empty ``find`` in one
+  directory after another. Silent while the failures are one streak of the identical call.
+
+Progress, for ``failure_density`` and ``same_error``: a successful call of a
+``progress_tools`` tool, or a successful exec call that edits files
+(:func:`~otel_cycleguard.detect.categories.edits_files`: how shell-only agents edit).
 
 :func:`refine_failure` decides failures from results for exec-like and search-like tools:
 exit codes a command uses for findings (``grep`` 1, ``pylint`` 16) are not failures; known
@@ -462,8 +470,8 @@ class RealWorldRules:
                             cfg_s.term if level is Level.TERM else cfg_s.warn,
                             (tool,),
                             f"same_error: the same (masked) error came back {count} times "
-                            f"within the last {cfg_s.window} calls, from calls that changed, "
-                            "with no successful edit in between (one wall, hit from every side)",
+                            f"within the last {cfg_s.window} calls with no successful edit in "
+                            "between (one wall: what the agent changed around it did not help)",
                         )
                     )
         return hits
