@@ -246,8 +246,12 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 and "llm.request.type" not in attrs
                 and name != "running tool"
             ):
-                if self._open:
-                    self._open.pop(span.context.span_id, None)
+                if self._open:  # spans under an agent are tracked from on_start
+                    try:
+                        span_id = span._context[1]  # type: ignore[attr-defined]  # ~13 ns
+                    except (AttributeError, TypeError, IndexError):
+                        span_id = span.context.span_id  # two property calls, ~110 ns
+                    self._open.pop(span_id, None)
                 return
             info = self._open.pop(span.context.span_id, None) if self._open else None
             if self.background:

@@ -255,6 +255,16 @@ class TestOpenSpanBookkeeping:
             assert rig.processor.open_spans() == 1
         assert rig.processor.open_spans() == 0
 
+    def test_plain_spans_under_an_agent_are_released_when_they_end(self, rig):
+        """Plain spans are tracked for their descendants and popped by the fast non-tool path."""
+        with rig.tracer.start_as_current_span("invoke_agent a", attributes=agent_attrs("a")):
+            with rig.tracer.start_as_current_span("http get", attributes={"http.method": "GET"}):
+                with rig.tracer.start_as_current_span("db query"):
+                    assert rig.processor.open_spans() == 3
+                assert rig.processor.open_spans() == 2
+            assert rig.processor.open_spans() == 1
+        assert rig.processor.open_spans() == 0
+
     def test_open_spans_are_bounded(self):
         """Past `max_open_spans` new spans are not tracked, and they are counted as dropped."""
         rig = make_rig()
