@@ -246,14 +246,20 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 and "llm.request.type" not in attrs
                 and name != "running tool"
             ):
-                if self._open:  # spans under an agent are tracked from on_start
-                    try:
-                        span_id = span._context[1]  # type: ignore[attr-defined]  # ~13 ns
-                    except (AttributeError, TypeError, IndexError):
-                        span_id = span.context.span_id  # two property calls, ~110 ns
-                    self._open.pop(span_id, None)
-                return
-            info = self._open.pop(span.context.span_id, None) if self._open else None
+                if not self._open:
+                    return
+                # spans under an agent are tracked from on_start
+                try:
+                    span_id = span._context[1]  # type: ignore[attr-defined]  # ~13 ns
+                except (AttributeError, TypeError, IndexError):
+                    span_id = span.context.span_id  # two property calls, ~110 ns
+                info = self._open.pop(span_id, None)
+                if info is None or not info.session_root:
+                    return
+                # An agent span known by its name alone (pydantic-ai's legacy "agent run"):
+                # its end still ends the session, in order with the session's queued spans.
+            else:
+                info = self._open.pop(span.context.span_id, None) if self._open else None
             if self.background:
                 if len(self._queue) >= self._max_queue:
                     self.dropped_spans += 1

@@ -172,6 +172,24 @@ def test_a_root_agent_span_ends_its_session(mode, agent_attrs):
     processor.shutdown()
 
 
+@pytest.mark.parametrize("name", ["agent run", "invoke_agent coder"])
+def test_an_agent_span_known_by_its_name_alone_ends_its_session(mode, name):
+    """pydantic-ai's legacy ``agent run`` (and a bare ``invoke_agent``) carry no marker
+    attribute, so the fast filter lets them pass; the state on_start kept still ends the run,
+    after the session's queued tool spans."""
+    provider, processor, heard = _stack(mode)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span(name, attributes={"agent_name": "coder"}):
+        tracer.start_span(
+            "running tool", attributes={"tool_arguments": "{}", "gen_ai.tool.name": "grep"}
+        ).end()
+    processor.force_flush()
+    assert [kind for kind, _ in heard.events] == ["tool", "ended"]
+    assert heard.events[0][1] == heard.events[1][1]
+    assert processor.open_spans() == 0
+    processor.shutdown()
+
+
 def test_the_plugins_own_spans_are_not_heard(mode):
     """``cycleguard.*`` spans (the annotator's) never reach the guard."""
     provider, processor, heard = _stack(mode)
