@@ -10,11 +10,14 @@ what each TERM leads to. Only the human is simulated (``hitl``):
   on: the run would have stopped there.
 - ``"continue"``: the human always says continue; the dimension is reset and the run goes on.
 
-Sessions are found as the live processor finds them (:mod:`otel_cycleguard.otel.processor`):
+Sessions are found by the rule the live processor applies as spans start
+(:func:`otel_cycleguard.span_scope.child_scope`), here parents first over each trace:
 ``gen_ai.conversation.id`` / ``session.id`` / Traceloop association properties on the span or
-inherited from an ancestor, an agent span under a delegating tool (``delegate_task``) or under
-another agent starts a child session ``<parent>/sub:<span id>`` with the ``subagent`` profile,
-and spans with no session at all are grouped by trace id (``keyed_by: trace_id``).
+inherited from an ancestor; an agent span under a tool span starts a child session
+``<parent>/sub:<span id>`` with the ``subagent`` profile, while an agent span directly inside
+another (a framework wrapper) continues it; spans with no session at all are grouped by trace
+id (``keyed_by: trace_id``). ``tests/analyze/test_live_offline_sessions.py`` holds live and
+offline to the same sessions.
 
 Streaming and memory: spans are buffered per trace id and a trace is replayed ("flushed") when
 the input moves past it, that is at the end of a JSON document (a line of a JSON-lines file)
@@ -52,6 +55,7 @@ from otel_cycleguard.detect.signals import Level, Signal
 from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
 from otel_cycleguard.escalate.progress import TerminationReason
 from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.span_scope import SpanScope, child_scope
 from otel_cycleguard.spans import SpanData
 
 __all__ = ["HITL_MODES", "HitlMode", "Replayer", "analyze_paths", "replay_spans"]
@@ -67,29 +71,6 @@ _TOOL = SpanRole.TOOL
 _MODEL = SpanRole.MODEL
 _AGENT = SpanRole.AGENT
 _OWN = SpanRole.OWN
-
-
-class _Info:
-    """What a span passes on to its descendants (mirrors the processor's ``_OpenSpan``)."""
-
-    __slots__ = ("agent", "delegating", "in_agent", "session", "subagent")
-
-    def __init__(
-        self,
-        session: str | None,
-        agent: str | None,
-        in_agent: bool,
-        subagent: bool,
-        delegating: bool,
-    ) -> None:
-        self.session = session
-        self.agent = agent
-        self.in_agent = in_agent
-        self.subagent = subagent
-        self.delegating = delegating
-
-
-_NO_INFO = _Info(None, None, False, False, False)
 
 
 @dataclass(slots=True)
@@ -227,7 +208,7 @@ class Replayer:
     def _replay_trace(self, trace_id: str, spans: list[SpanData]) -> None:
         """Resolve each span's session like the live processor, then replay in start order."""
         by_id: dict[str, SpanData] = {span.span_id: span for span in spans}
-        infos: dict[str, _Info | None] = {}
+        infos: dict[str, SpanScope | None] = {}
         roles: dict[str, str] = {}
         work: list[tuple[int, int, str, SpanData]] = []
         for order, span in enumerate(spans):
@@ -256,7 +237,7 @@ class Replayer:
         self,
         span: SpanData,
         by_id: Mapping[str, SpanData],
-        infos: dict[str, _Info | None],
+        infos: dict[str, SpanScope | None],
         roles: dict[str, str],
         trace_id: str,
     ) -> None:
@@ -284,37 +265,19 @@ class Replayer:
             roles[item.span_id] = role
             parent_info = infos[item.span_id] = self._info(item, role, parent_info, trace_id)
 
-    def _info(self, span: SpanData, role: str, parent: _Info | None, trace_id: str) -> _Info | None:
-        """The processor's ``on_start`` rules, on a finished span."""
+    def _info(
+        self, span: SpanData, role: str, parent: SpanScope | None, trace_id: str
+    ) -> SpanScope | None:
+        """The processor's ``on_start`` rule (:func:`child_scope`), on a finished span."""
         if role == _OWN:
             return None
         attrs = span.attributes
-        hint = _session_hint(attrs)
-        delegating = role == _TOOL and conventions.is_delegating_tool(
-            span.name, attrs, self._delegating
+        scope = child_scope(
+            role, span.name, attrs, parent, _session_hint(attrs), span.span_id, self._delegating
         )
-        if role != _AGENT and parent is None and hint is None and not delegating:
-            return None
-        if role == _AGENT:
-            agent = conventions.agent_name(span.name, attrs)
-            subagent = parent is not None and (parent.delegating or parent.in_agent)
-            if hint is not None:
-                session = hint
-            elif subagent and parent is not None and parent.session is not None:
-                session = f"{parent.session}/sub:{span.span_id}"
-            elif parent is not None and parent.session is not None and not subagent:
-                session = parent.session
-            else:
-                session = trace_id  # the live processor would also try baggage here
-            return _Info(session, agent, True, subagent, False)
-        inherited = parent or _NO_INFO
-        return _Info(
-            hint or inherited.session,
-            inherited.agent,
-            inherited.in_agent,
-            inherited.subagent,
-            delegating,
-        )
+        if scope is not None and scope.session is None and role == _AGENT:
+            scope.session = trace_id  # the live processor would also try baggage here
+        return scope
 
     def _state(
         self, session: str, trace_id: str, agent: str | None, subagent: bool, start_ns: int

@@ -28,6 +28,7 @@ from otel_cycleguard._errors import guarded, internal_error
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
 from otel_cycleguard.guard import CycleGuard, Observer
+from otel_cycleguard.span_scope import SpanScope, child_scope
 
 __all__ = ["CycleGuardSpanProcessor", "SpanRef"]
 
@@ -37,31 +38,6 @@ logger = logging.getLogger("otel_cycleguard")
 # agent spans whose end ``on_end`` acts on. ``on_end`` tests them as literals (faster).
 _MARKER_KEYS = frozenset((GENAI_OP, OI_KIND, TL_KIND, "llm.request.type"))
 _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
-
-
-class _OpenSpan:
-    """What a still-open span passes on to its descendants."""
-
-    __slots__ = ("agent", "delegating", "in_agent", "outer", "session", "session_root", "subagent")
-
-    def __init__(
-        self,
-        session: str | None,
-        agent: str | None,
-        in_agent: bool,
-        subagent: bool,
-        delegating: bool,
-        outer: str | None = None,
-    ) -> None:
-        self.session = session
-        self.agent = agent
-        self.in_agent = in_agent
-        self.subagent = subagent
-        self.delegating = delegating
-        # For a sub-agent: the parent's session key, which its spans may still carry as a hint.
-        self.outer = outer
-        # An agent span that opened this session (its end is the end of the run).
-        self.session_root = False
 
 
 class SpanRef:
@@ -127,7 +103,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self.background = background
         self._max_queue = max_queue
         self._flush_interval_s = flush_interval_s
-        self._queue: deque[tuple[ReadableSpan, Mapping[str, Any], _OpenSpan | None]] = deque()
+        self._queue: deque[tuple[ReadableSpan, Mapping[str, Any], SpanScope | None]] = deque()
         self._drain_lock = threading.Lock()
         self._wakeup = threading.Event()
         self._worker: threading.Thread | None = None
@@ -138,7 +114,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self.config = self.guard.config
         self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
         self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
-        self._open: dict[int, _OpenSpan] = {}
+        self._open: dict[int, SpanScope] = {}
         self._max_open = max_open_spans
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
@@ -169,54 +145,16 @@ class CycleGuardSpanProcessor(SpanProcessor):
         hint = conventions.session_hint(attrs)
         if hint is None and parent_info is None and role != SpanRole.OTHER:
             hint = self._baggage_session(parent_context)
-        if (
-            role != SpanRole.AGENT
-            and parent_info is None
-            and hint is None
-            and (role != SpanRole.TOOL or not self._is_delegating(name, attrs))
-        ):
+        try:
+            span_id = span._context[1]  # type: ignore[attr-defined]  # no property calls
+        except (AttributeError, TypeError, IndexError):
+            span_id = span.context.span_id
+        info = child_scope(role, name, attrs, parent_info, hint, span_id, self._delegating)
+        if info is None:
             return  # nothing to pass on: leave no state behind
-        span_id = span.context.span_id
-        if role == SpanRole.AGENT:
-            # A child agent is delegated work (its own session, the subagent profile) only when
-            # a tool span lies between it and the outer agent. An agent span directly inside
-            # another (framework wrappers such as OpenInference's "Agent workflow") continues
-            # the outer run: same session, same profile.
-            delegated = parent_info is not None and parent_info.delegating
-            agent = conventions.agent_name(name, attrs) or (
-                parent_info.agent if parent_info is not None else None
-            )
-            outer = parent_info.session if delegated and parent_info is not None else None
-            if delegated:
-                subagent = True
-            else:
-                subagent = parent_info.subagent if parent_info is not None else False
-                outer = parent_info.outer if parent_info is not None else None
-            if hint is not None and hint != outer:
-                session = hint
-            elif delegated and parent_info is not None and parent_info.session is not None:
-                session = f"{parent_info.session}/sub:{span_id:016x}"
-            elif parent_info is not None and parent_info.session is not None:
-                session = parent_info.session
-            else:
-                session = self._baggage_session(parent_context) or format_trace_id(
-                    span.context.trace_id
-                )
-            info = _OpenSpan(session, agent, True, subagent, False, outer)
-            info.session_root = parent_info is None or parent_info.session != session
-        else:
-            inherited = parent_info or _OpenSpan(None, None, False, False, False)
-            if hint is None or (inherited.outer is not None and hint == inherited.outer):
-                hint = inherited.session  # a sub-agent's spans repeating the parent's id
-            info = _OpenSpan(
-                hint,
-                inherited.agent,
-                inherited.in_agent,
-                inherited.subagent,
-                # Inside an agent every tool call may run a child agent (agents as tools);
-                # outside one only the configured delegating tools are tracked.
-                role == SpanRole.TOOL or inherited.delegating,
-                inherited.outer,
+        if info.session is None and role == SpanRole.AGENT:  # a root agent, no session id
+            info.session = self._baggage_session(parent_context) or format_trace_id(
+                span.context.trace_id
             )
         with self._open_lock:
             if len(self._open) >= self._max_open:
@@ -310,7 +248,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
             self.drain()
 
     def _observe_end(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], info: _OpenSpan | None
+        self, span: ReadableSpan, attrs: Mapping[str, Any], info: SpanScope | None
     ) -> None:
         context = span.context
         name = span.name
@@ -369,9 +307,6 @@ class CycleGuardSpanProcessor(SpanProcessor):
         return True
 
     # -- helpers ---------------------------------------------------------------------------
-
-    def _is_delegating(self, name: str, attrs: Mapping[str, Any]) -> bool:
-        return conventions.is_delegating_tool(name, attrs, self._delegating)
 
     @staticmethod
     def _baggage_session(parent_context: Context | None) -> str | None:
