@@ -1,8 +1,14 @@
-"""The eight loop dimensions, one small class each, with constant-size state.
+"""The eight loop dimensions, with constant-size state.
 
-Each dimension turns one observation into a count; :class:`Gate` turns counts into WARN/TERM
+Each dimension turns one observation into a count; a gate turns counts into WARN/TERM
 crossings (once per crossing, re-armed when the count falls below the level again). State is
 hashes and small integers in fixed windows: it never grows with the length of the run.
+
+Memory (a service holds many idle sessions): the dimensions every tool call touches
+(identical_call, category_streak, tool_pattern, error_streak, the rules of rules.py) keep their
+state as words of ONE array per session, laid out by :class:`Layout`; their objects are shared
+by every session of a profile and hold only configuration and word offsets. State that most
+sessions never need (per-tool tables, text, states, budget) is created on first use.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from otel_cycleguard.detect.signals import Level
 
 __all__ = [
     "Budget",
+    "CallRing",
     "CategoryStreak",
     "ErrorStreak",
     "Gate",
     "IdenticalCall",
+    "Layout",
     "PollNoProgress",
     "StateRevisit",
     "TextLoop",
@@ -79,248 +87,405 @@ class _Gated(Gate):
         return self
 
 
-class IdenticalCall(_Gated):
-    """Consecutive calls whose (tool, args) hash AND masked result hash equal the previous one's."""
+# -- the session's state array -------------------------------------------------------------
 
-    __slots__ = ("count", "last_key", "last_result")
+
+class Layout:
+    """Where each shared dimension keeps its words in a session's state array (``array('Q')``).
+
+    Word 0 holds every gate's fired state, two bits per gate (a "lane"). Words are taken in
+    named groups; :meth:`save` and :meth:`load` go by group and name, not by offset, so a saved
+    state survives a change of layout, and a group whose shape changed starts fresh.
+    """
+
+    __slots__ = ("_groups", "_lanes", "_template")
+
+    _MAX_LANES = 32
 
     def __init__(self) -> None:
-        self.last_key = 0
-        self.last_result = 0
-        self.count = 0
-        self.fired = _NONE
+        self._template = array("Q", [0])
+        self._groups: dict[str, dict[str, tuple[int, int]]] = {}
+        self._lanes: dict[str, list[int]] = {}
 
-    def observe(self, key: int, result: int, is_poll: bool) -> int:
+    def reserve(self, count: int) -> int:
+        """``count`` words outside any group (saved by their owner); returns the offset."""
+        offset = len(self._template)
+        self._template.extend([0] * count)
+        return offset
+
+    def words(self, group: str, name: str, count: int = 1, initial: int = 0) -> int:
+        """``count`` words named ``name`` in ``group``, each starting at ``initial``."""
+        offset = len(self._template)
+        self._template.extend([initial] * count)
+        self._groups.setdefault(group, {})[name] = (offset, count)
+        return offset
+
+    def lane(self, group: str) -> int:
+        """A gate of ``group``: two bits of word 0."""
+        lane = sum(len(lanes) for lanes in self._lanes.values())
+        if lane >= self._MAX_LANES:
+            raise ValueError("too many gates for one state word")
+        self._lanes.setdefault(group, []).append(lane)
+        return lane
+
+    def new_state(self) -> array:
+        """A fresh session's words (an exact-size copy of the template)."""
+        return self._template[:]
+
+    def save(self, words: array) -> dict[str, dict[str, list[int]]]:
+        """Every group's words and gate states, by name (JSON-compatible)."""
+        out: dict[str, dict[str, list[int]]] = {}
+        for group, fields in self._groups.items():
+            saved = {name: words[o : o + n].tolist() for name, (o, n) in fields.items()}
+            saved["$gates"] = [lane_state(words, lane) for lane in self._lanes.get(group, ())]
+            out[group] = saved
+        for group, lanes in self._lanes.items():
+            if group not in out:
+                out[group] = {"$gates": [lane_state(words, lane) for lane in lanes]}
+        return out
+
+    def load(self, words: array, saved: dict) -> None:
+        """Load what :meth:`save` wrote; a group whose names or sizes differ is left fresh."""
+        for group, values in saved.items():
+            fields = self._groups.get(group, {})
+            lanes = self._lanes.get(group, [])
+            if not isinstance(values, dict) or set(values) != {*fields, "$gates"}:
+                continue
+            if len(values["$gates"]) != len(lanes) or any(
+                len(values[name]) != n for name, (_, n) in fields.items()
+            ):
+                continue
+            for name, (offset, n) in fields.items():
+                words[offset : offset + n] = array("Q", (int(v) for v in values[name]))
+            for lane, fired in zip(lanes, values["$gates"], strict=True):
+                set_lane(words, lane, int(fired) & 3)
+
+
+def lane_state(words: array, lane: int) -> int:
+    """A gate's fired state (0 nothing, 1 WARN, 2 TERM)."""
+    return (words[0] >> (2 * lane)) & 3
+
+
+def set_lane(words: array, lane: int, fired: int) -> None:
+    shift = 2 * lane
+    words[0] = (words[0] & ~(3 << shift)) | (fired << shift)
+
+
+def clear_lane(words: array, lane: int) -> None:
+    words[0] &= ~(3 << (2 * lane))
+
+
+def check_lane(words: array, lane: int, count: float, warn: float, term: float) -> Level | None:
+    """:func:`crossing` on a gate kept in word 0."""
+    shift = 2 * lane
+    gates = words[0]
+    if count < warn and not (gates >> shift) & 3:
+        return None  # the usual case: below the levels, nothing to re-arm
+    fired, level = crossing((gates >> shift) & 3, count, warn, term)
+    words[0] = (gates & ~(3 << shift)) | (fired << shift)
+    return level
+
+
+class CallRing:
+    """The last ``size`` tool calls, three words each: key (tool and arguments hash), masked
+    result hash, and an info word (bit 0: the call failed; replay_cycle owns the other bits).
+
+    One copy serves the signal evidence, identical_call (the previous call), tool_pattern (the
+    calls p back) and replay_cycle. The tool names live beside it in a per-session list.
+    """
+
+    __slots__ = ("base", "size")
+
+    FAILED = 1
+
+    def __init__(self, layout: Layout, size: int) -> None:
+        self.size = size
+        self.base = layout.reserve(3 * size)
+
+    def at(self, step: int) -> int:
+        """Offset of the key word of the call at ``step`` (result: +1, info: +2)."""
+        return self.base + 3 * (step % self.size)
+
+    def put(self, words: array, step: int, key: int, result: int, failed: bool) -> None:
+        at = self.base + 3 * (step % self.size)
+        words[at] = key
+        words[at + 1] = result
+        words[at + 2] = self.FAILED if failed else 0
+
+
+# -- the dimensions every call touches (shared objects, state in the session's words) -------
+
+
+class IdenticalCall:
+    """Consecutive calls whose (tool, args) hash AND masked result hash equal the previous one's.
+
+    The previous call's hashes are read from the call ring (not kept a second time): while the
+    count is not zero, the previous call is the one that was counted.
+    """
+
+    __slots__ = ("count", "lane", "ring")
+
+    def __init__(self, layout: Layout, ring: CallRing) -> None:
+        self.ring = ring
+        self.count = layout.words("identical_call", "count")
+        self.lane = layout.lane("identical_call")
+
+    def observe(self, words: array, step: int, key: int, result: int, is_poll: bool) -> int:
         if is_poll:  # waiting is poll_no_progress's business, with its own thresholds
-            self.last_key = self.last_result = 0
-            self.count = 0
+            words[self.count] = 0
             return 0
-        if key == self.last_key and result == self.last_result:
-            self.count += 1
+        count = words[self.count]
+        if count:
+            previous = self.ring.at(step - 1)
+            same = words[previous] == key and words[previous + 1] == result
+            count = count + 1 if same else 1
         else:
-            self.count = 1
-        self.last_key, self.last_result = key, result
-        return self.count
+            count = 1
+        words[self.count] = count
+        return count
 
-    def reset(self) -> None:
-        self.count = 0
-        self.fired = _NONE
+    def check(self, words: array, count: int, warn: int, term: int) -> Level | None:
+        return check_lane(words, self.lane, count, warn, term)
+
+    def reset(self, words: array) -> None:
+        words[self.count] = 0
+        clear_lane(words, self.lane)
 
 
-class CategoryStreak(_Gated):
-    """Consecutive calls of one category, halved for progress-aware tools whose args change."""
+class CategoryStreak:
+    """Consecutive calls of one category, halved for progress-aware tools whose args change.
 
-    __slots__ = ("category", "count", "last_args")
+    Words: the category's name hash, the count, and per progress-aware tool (at most four,
+    oldest first) its name hash and last argument hash; a name hash of 0 is a free entry.
+    """
+
+    __slots__ = ("args", "category", "count", "lane")
 
     _MAX_TRACKED_TOOLS = 4
 
-    def __init__(self) -> None:
-        self.category: str | None = None
-        self.count = 0
-        # The last argument hash per progress-aware tool, as a flat (tool, hash, ...) tuple:
-        # a handful of tools at most, and far smaller than a dict per session.
-        self.last_args: tuple = ()
-        self.fired = _NONE
+    def __init__(self, layout: Layout) -> None:
+        self.category = layout.words("category_streak", "category")
+        self.count = layout.words("category_streak", "count")
+        self.args = layout.words("category_streak", "args", 2 * self._MAX_TRACKED_TOOLS)
+        self.lane = layout.lane("category_streak")
 
-    def observe(self, category: str, tool: str, key: int, progress_aware: bool) -> int:
-        changed_args = False
-        if progress_aware:
-            pairs = self.last_args
-            kept: list = []
-            for i in range(0, len(pairs), 2):
-                if pairs[i] == tool:
-                    changed_args = pairs[i + 1] != key
-                else:
-                    kept += (pairs[i], pairs[i + 1])
-            self.last_args = (*kept[-2 * (self._MAX_TRACKED_TOOLS - 1) :], tool, key)
-        if category != self.category:
-            self.category = category
-            self.count = 1
+    def observe(
+        self, words: array, category: int, tool: int, key: int, progress_aware: bool
+    ) -> int:
+        """``category`` and ``tool`` are name hashes; ``key`` the call's arguments hash."""
+        changed_args = self._track(words, tool, key) if progress_aware else False
+        count = words[self.count]
+        if category != words[self.category]:
+            words[self.category] = category
+            count = 1
         elif changed_args:
-            self.count = max(1, math.ceil(self.count / 2))
+            count = max(1, math.ceil(count / 2))
         else:
-            self.count += 1
-        return self.count
+            count += 1
+        words[self.count] = count
+        return count
 
-    def reset(self) -> None:
-        self.count = 0
-        self.fired = _NONE
+    def _track(self, words: array, tool: int, key: int) -> bool:
+        """Remember ``tool``'s arguments (most recent last); True if they changed."""
+        base, size = self.args, 2 * self._MAX_TRACKED_TOOLS
+        changed = False
+        kept: list[int] = []
+        for i in range(base, base + size, 2):
+            name = words[i]
+            if name == tool:
+                changed = words[i + 1] != key
+            elif name:
+                kept += (name, words[i + 1])
+        kept = [*kept[-(size - 2) :], tool, key]
+        words[base : base + size] = array("Q", kept + [0] * (size - len(kept)))
+        return changed
+
+    def check(self, words: array, count: int, warn: int, term: int) -> Level | None:
+        return check_lane(words, self.lane, count, warn, term)
+
+    def reset(self, words: array) -> None:
+        """The count from zero; the category and the tools' arguments stay."""
+        words[self.count] = 0
+        clear_lane(words, self.lane)
 
 
-class ToolPattern(_Gated):
+class ToolPattern:
     """Laps of the shortest repeating unit (period 2..max_period) at the tail of the sequence.
 
     ``full_run[p]`` counts consecutive calls equal (tool and args) to the call p places back,
     so the repeating tail is ``full_run[p] + p`` calls long and holds that many // p laps. When
     no unit repeats with its arguments, tool names alone are tried, and a lap whose arguments
     differ from the previous lap's halves the lap count instead of adding one.
+
+    The calls p back are read from the call ring and the tool-name list beside it. Words: the
+    three per-period counters (periods 2..max_period), ``lap_changed`` (a bit set over
+    periods), ``seen`` (calls since the last reset) and the current lap count.
     """
 
-    __slots__ = ("count", "lap_changed", "max_period", "period", "ring", "runs", "seen")
+    __slots__ = (
+        "count",
+        "full_run",
+        "lane",
+        "lap_changed",
+        "max_period",
+        "name_laps",
+        "name_run",
+        "ring",
+        "seen",
+    )
 
-    # ``runs`` packs three per-period counters in one array (memory: one object, not three
-    # lists): full_run[p] at p, name_run[p] at size + p, name_laps[p] at 2 * size + p.
-    # ``ring`` holds the last max_period call keys, then the last max_period tool-name hashes.
-    # ``lap_changed`` is a bit set over periods.
-
-    def __init__(self, max_period: int) -> None:
+    def __init__(self, layout: Layout, ring: CallRing, max_period: int) -> None:
+        self.ring = ring
         self.max_period = max_period
-        self.ring = array("Q", bytes(16 * max_period))
-        size = max_period + 1
-        self.runs = array("q", [0] * (2 * size) + [1] * size)
-        self.lap_changed = 0
-        self.seen = 0
-        self.period = 0
-        self.count = 0
-        self.fired = _NONE
+        periods = max_period - 1
+        # offsets minus 2: indexed by the period itself
+        self.full_run = layout.words("tool_pattern", "full_run", periods) - 2
+        self.name_run = layout.words("tool_pattern", "name_run", periods) - 2
+        self.name_laps = layout.words("tool_pattern", "name_laps", periods, initial=1) - 2
+        self.lap_changed = layout.words("tool_pattern", "lap_changed")
+        self.seen = layout.words("tool_pattern", "seen")
+        self.count = layout.words("tool_pattern", "count")
+        self.lane = layout.lane("tool_pattern")
 
-    @property
-    def full_run(self) -> list[int]:
-        """Per period: consecutive calls equal to the call p places back (for tests, state)."""
-        return self.runs[: self.max_period + 1].tolist()
-
-    def observe(self, key: int, name: int) -> int:
-        self.count = self._laps(key, name)
-        return self.count
-
-    def _laps(self, key: int, name: int) -> int:
-        size = self.max_period
-        width = size + 1
-        seen = self.seen
-        ring, runs = self.ring, self.runs
+    def observe(
+        self, words: array, tools: list[str], step: int, key: int, tool: str
+    ) -> tuple[int, int]:
+        """(laps, period) after the call at ``step``, which is already in the ring."""
+        base, size = self.ring.base, self.ring.size  # the ring's offsets, inlined (hot loop)
+        full_run, name_run, name_laps = self.full_run, self.name_run, self.name_laps
+        seen = words[self.seen]
+        changed = words[self.lap_changed]
         best_full = best_name = 0
-        for p in range(2, size + 1):
+        for p in range(2, self.max_period + 1):
             if seen < p:
                 break
-            back = (seen - p) % size
-            same_full = ring[back] == key
+            back = step - p
+            same_full = words[base + 3 * (back % size)] == key
             if same_full:
-                runs[p] += 1
+                words[full_run + p] += 1
             else:
-                runs[p] = 0
+                words[full_run + p] = 0
             bit = 1 << p
-            if ring[size + back] == name:
-                run = runs[width + p] = runs[width + p] + 1
+            if tools[back % size] == tool:
+                run = words[name_run + p] + 1
+                words[name_run + p] = run
                 if not same_full:
-                    self.lap_changed |= bit
+                    changed |= bit
                 if run % p == 0:
-                    laps = 2 * width + p
-                    if self.lap_changed & bit:
-                        runs[laps] = max(1, math.ceil(runs[laps] / 2))
+                    laps = name_laps + p
+                    if changed & bit:
+                        words[laps] = max(1, math.ceil(words[laps] / 2))
                     else:
-                        runs[laps] += 1
-                    self.lap_changed &= ~bit
+                        words[laps] += 1
+                    changed &= ~bit
             else:
-                runs[width + p] = 0
-                runs[2 * width + p] = 1
-                self.lap_changed &= ~bit
-            if not best_full and runs[p] >= p and not _constant(ring, 0, size, seen, p, key):
+                words[name_run + p] = 0
+                words[name_laps + p] = 1
+                changed &= ~bit
+            if (
+                not best_full
+                and words[full_run + p] >= p
+                and not all(words[base + 3 * ((step - j) % size)] == key for j in range(1, p))
+            ):
                 best_full = p
             if (
                 not best_name
-                and runs[width + p] >= p
-                and not _constant(ring, size, size, seen, p, name)
+                and words[name_run + p] >= p
+                and not all(tools[(step - j) % size] == tool for j in range(1, p))
             ):
                 best_name = p
-        slot = seen % size
-        ring[slot] = key
-        ring[size + slot] = name
-        self.seen = seen + 1
+        words[self.seen] = seen + 1
+        words[self.lap_changed] = changed
         if best_full:
-            self.period = best_full
-            return (runs[best_full] + best_full) // best_full
-        if best_name:
-            self.period = best_name
-            return runs[2 * width + best_name]
-        self.period = 0
-        return 0
+            laps, period = (words[full_run + best_full] + best_full) // best_full, best_full
+        elif best_name:
+            laps, period = words[name_laps + best_name], best_name
+        else:
+            laps = period = 0
+        words[self.count] = laps
+        return laps, period
 
-    def reset(self) -> None:
+    def check(self, words: array, count: int, warn: int, term: int) -> Level | None:
+        return check_lane(words, self.lane, count, warn, term)
+
+    def fired(self, words: array) -> int:
+        return lane_state(words, self.lane)
+
+    def reset(self, words: array) -> None:
         # Forget the history too (``seen = 0``): otherwise the last pre-reset lap would count as
         # the first lap after it and the dimension would reach TERM again one lap early.
-        width = self.max_period + 1
-        for p in range(width):
-            self.runs[p] = 0
-            self.runs[width + p] = 0
-            self.runs[2 * width + p] = 1
-        self.lap_changed = 0
-        self.seen = 0
-        self.period = 0
-        self.count = 0
-        self.fired = _NONE
-
-
-def _constant(ring: array, offset: int, size: int, seen: int, p: int, current: int) -> bool:
-    """True when the last p-1 entries of one half of ``ring`` and ``current`` are all equal."""
-    return all(ring[offset + (seen - j) % size] == current for j in range(1, p))
+        for p in range(2, self.max_period + 1):
+            words[self.full_run + p] = words[self.name_run + p] = 0
+            words[self.name_laps + p] = 1
+        words[self.lap_changed] = words[self.seen] = words[self.count] = 0
+        clear_lane(words, self.lane)
 
 
 class PollNoProgress:
-    """Per poll tool: consecutive calls of that tool whose masked result hash did not change."""
+    """Per poll tool: consecutive calls of that tool whose masked result hash did not change.
 
-    __slots__ = ("gates", "last")
+    A session's table is a flat list ``[tool, result hash, count, gate state, ...]`` (oldest
+    tool first, at most 16 tools), created on the session's first poll: a list, not a dict of
+    lists and a dict of gates, because most sessions poll one or two tools, or none.
+    """
+
+    __slots__ = ()
 
     _MAX_TOOLS = 16
+    _WIDTH = 4
 
-    def __init__(self) -> None:
-        self.last: dict[str, list[int]] | None = None  # tool -> [result hash, count]
-        self.gates: dict[str, Gate] | None = None
-
-    def observe(self, tool: str, result: int) -> int:
-        if self.last is None:
-            self.last, self.gates = {}, {}
-        entry = self.last.get(tool)
-        if entry is None:
-            if len(self.last) >= self._MAX_TOOLS:
-                oldest = next(iter(self.last))
-                del self.last[oldest]
-                self.gates.pop(oldest, None)  # type: ignore[union-attr]
-            self.last[tool] = [result, 1]
-            return 1
-        if entry[0] == result:
-            entry[1] += 1
+    def observe(
+        self, table: list | None, tool: str, result: int, warn: int, term: int
+    ) -> tuple[int, Level | None, list]:
+        """(the tool's count, the level its gate fires or None, the table)."""
+        if table is None:
+            table = []
+        width = self._WIDTH
+        for i in range(0, len(table), width):
+            if table[i] == tool:
+                break
         else:
-            entry[0], entry[1] = result, 1
-        return entry[1]
+            if len(table) >= width * self._MAX_TOOLS:
+                del table[:width]
+            i = len(table)
+            table += (tool, result, 0, _NONE)
+        count = table[i + 2] + 1 if table[i + 1] == result else 1
+        table[i + 1], table[i + 2] = result, count
+        table[i + 3], level = crossing(table[i + 3], count, warn, term)
+        return count, level, table
 
-    def gate(self, tool: str) -> Gate:
-        assert self.gates is not None
-        gate = self.gates.get(tool)
-        if gate is None:
-            gate = self.gates[tool] = Gate()
-        return gate
+    def longest(self, table: list | None) -> int:
+        return max(table[2 :: self._WIDTH], default=0) if table else 0
 
-    def reset(self) -> None:
-        if self.last:
-            for entry in self.last.values():
-                entry[1] = 0
-        if self.gates:
-            for gate in self.gates.values():
-                gate.reset()
+    def reset(self, table: list | None) -> None:
+        """Every tool's count and gate from zero (the last results stay)."""
+        for i in range(0, len(table or ()), self._WIDTH):
+            table[i + 2] = table[i + 3] = 0  # type: ignore[index]
 
 
-class ErrorStreak(_Gated):
+class ErrorStreak:
     """Consecutive failures across all tools, and per tool (other tools in between don't reset).
 
     The count is the larger of the global streak and the longest per-tool streak, so the gate
-    re-arms only once every streak has really been broken by a success.
+    re-arms only once every streak has really been broken by a success. The per-tool table is
+    a flat list ``[tool, streak, ...]`` (first failure first, at most 64 tools), created on a
+    session's first failure and dropped when every streak is broken: most sessions never fail.
     """
 
-    __slots__ = ("global_count", "patterns", "per_tool", "scan_chars", "skip_tools")
+    __slots__ = ("count", "lane", "patterns", "scan_chars", "skip_tools")
 
     _MAX_TOOLS = 64
 
-    def __init__(self, config: ErrorStreakConfig) -> None:
-        self.global_count = 0
-        self.per_tool: dict[str, int] | None = None
-        self.fired = _NONE
+    def __init__(self, layout: Layout, config: ErrorStreakConfig) -> None:
+        self.count = layout.words("error_streak", "global_count")
+        self.lane = layout.lane("error_streak")
         self.patterns = (
             re.compile("|".join(f"(?:{p})" for p in config.result_patterns))
             if config.result_patterns
             else None
         )
         self.scan_chars = config.max_scan_chars
-        self.skip_tools = _lowered(config.non_failing_tools)  # shared, not one set per session
+        self.skip_tools = _lowered(config.non_failing_tools)
 
     def is_failure(self, tool: str, error: bool, result_text: str | None) -> bool:
         if tool.lower() in self.skip_tools:
@@ -331,26 +496,50 @@ class ErrorStreak(_Gated):
             return self.patterns.search(result_text[: self.scan_chars]) is not None
         return False
 
-    def observe(self, tool: str, failed: bool) -> int:
+    def observe(
+        self, words: array, table: list | None, tool: str, failed: bool
+    ) -> tuple[int, list | None]:
+        """(the count, the per-tool table or None)."""
         if failed:
-            if self.per_tool is None:  # created on the first failure: most sessions never fail
-                self.per_tool = {}
-            self.global_count += 1
-            if tool not in self.per_tool and len(self.per_tool) >= self._MAX_TOOLS:
-                self.per_tool.pop(next(iter(self.per_tool)))
-            self.per_tool[tool] = self.per_tool.get(tool, 0) + 1
+            words[self.count] += 1
+            if table is None:
+                table = []
+            index = _index(table, tool)
+            if index < 0:
+                if len(table) >= 2 * self._MAX_TOOLS:
+                    del table[:2]
+                table += (tool, 1)
+            else:
+                table[index + 1] += 1
         else:
-            self.global_count = 0
-            if self.per_tool:
-                self.per_tool.pop(tool, None)
-        longest = max(self.per_tool.values()) if self.per_tool else 0
-        return max(self.global_count, longest)
+            words[self.count] = 0
+            if table:
+                index = _index(table, tool)
+                if index >= 0:
+                    del table[index : index + 2]
+                if not table:
+                    table = None
+        return max(words[self.count], self.longest(table)), table
 
-    def reset(self) -> None:
-        self.global_count = 0
-        if self.per_tool:
-            self.per_tool.clear()
-        self.fired = _NONE
+    @staticmethod
+    def longest(table: list | None) -> int:
+        return max(table[1::2]) if table else 0
+
+    def check(self, words: array, count: int, warn: int, term: int) -> Level | None:
+        return check_lane(words, self.lane, count, warn, term)
+
+    def reset(self, words: array) -> None:
+        """The global streak from zero (the caller drops the per-tool table)."""
+        words[self.count] = 0
+        clear_lane(words, self.lane)
+
+
+def _index(table: list, tool: str) -> int:
+    """Index of ``tool`` in a flat ``[tool, streak, ...]`` table, or -1."""
+    for i in range(0, len(table), 2):
+        if table[i] == tool:
+            return i
+    return -1
 
 
 @functools.lru_cache(maxsize=64)
@@ -363,6 +552,8 @@ class TextLoop(_Gated):
 
     Near-identity is the Jaccard similarity of the sets of word ``shingle_size``-grams,
     estimated from bottom-k sketches (exact below k shingles), compared with ``similarity``.
+    Created on a session's first model turn; the last sketch is kept as an array (64 words,
+    not 64 int objects).
     """
 
     __slots__ = ("count", "last_exact", "last_sketch")
@@ -372,7 +563,7 @@ class TextLoop(_Gated):
     def __init__(self) -> None:
         self.count = 0
         self.last_exact = 0
-        self.last_sketch: tuple[int, ...] = ()
+        self.last_sketch = array("Q")
         self.fired = _NONE
 
     def observe(self, exact: int, sketch: tuple[int, ...], config: TextLoopConfig) -> int:
@@ -383,7 +574,7 @@ class TextLoop(_Gated):
             self.count += 1
         else:
             self.count = 1
-        self.last_exact, self.last_sketch = exact, sketch
+        self.last_exact, self.last_sketch = exact, array("Q", sketch)
         return self.count
 
     def reset(self) -> None:
@@ -439,7 +630,7 @@ def _combine(hashes: list[int]) -> int:
     return value
 
 
-def jaccard(a: tuple[int, ...], b: tuple[int, ...], k: int) -> float:
+def jaccard(a: tuple[int, ...] | array, b: tuple[int, ...] | array, k: int) -> float:
     """Jaccard estimate from two bottom-k sketches (exact when both sets are smaller than k)."""
     if not a or not b:
         return 0.0

@@ -55,11 +55,18 @@ from otel_cycleguard.config import (
     ProfileConfig,
 )
 from otel_cycleguard.detect.categories import command_text, edits_files
-from otel_cycleguard.detect.dimensions import _lowered, crossing
+from otel_cycleguard.detect.dimensions import CallRing, Layout, _lowered, check_lane, clear_lane
 from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
 
-__all__ = ["REFINED_KINDS", "RealWorldRules", "RuleHit", "command_exit", "refine_failure"]
+__all__ = [
+    "REFINED_KINDS",
+    "RealWorldRules",
+    "RuleHit",
+    "command_exit",
+    "recurrences",
+    "refine_failure",
+]
 
 _DIGITS = re.compile(rb"\d+")
 _EXIT = re.compile(
@@ -282,17 +289,23 @@ def refine_failure(
     return failed
 
 
-_REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY, _SAME = _GATES = range(6)
+# Replay bits of a call-ring info word (bit 0 is the ring's FAILED flag). Per call: whether it
+# can still be replayed (LIVE: not a poll, not yet replayed, not before a reset), the distance
+# it replayed at (0: none; for a poll call, the value the full-lap test reads, see _replay),
+# and the laps of its cycle.
+_LIVE = 2
+_GAP_SHIFT = 2
+_GAP_MASK = 0x3F  # gaps are at most 32 (ReplayCycleConfig.max_gap)
+_LAPS_SHIFT = 8
 
-
-def _check(gates: array, index: int, count: int, warn: int, term: int) -> Level | None:
-    """:func:`crossing` on one slot of a gate-state array."""
-    gates[index], level = crossing(gates[index], count, warn, term)
-    return level
+_RULES = "rules"
 
 
 class RealWorldRules:
-    """One session's state for the rules. Not thread-safe (the session is serialised)."""
+    """The rules' logic for every session of one profile; a session's state is words of its
+    state array (and tables of recent failures, created on the first failure).
+
+    Not thread-safe (each session is serialised)."""
 
     __slots__ = (
         "density_bits",
@@ -300,43 +313,28 @@ class RealWorldRules:
         "density_run",
         "edit_count",
         "edit_key",
-        "edit_step",
-        "gates",
-        "recur_counts",
-        "recur_ring",
-        "replay",
-        "replay_count",
-        "replay_full",
-        "replay_gaps",
-        "replay_meta",
-        "replay_unit",
-        "same_counts",
-        "same_ring",
+        "lanes",
+        "layout",
+        "ring",
     )
 
-    def __init__(self) -> None:
-        # The five rules' gate states in one small array (memory per idle session), indexed by
-        # _REPLAY, _EDIT, _FAIL, _RECUR, _DENSITY; same once-per-crossing logic as Gate.
-        self.gates = array("b", bytes(len(_GATES)))
-        self.replay: array | None = None  # ring of (key, result) pair hashes
-        self.replay_meta: array | None = None  # per ring slot: last step, gap, laps
-        self.replay_count = 0
-        self.replay_unit = 0
-        self.replay_full = False
-        self.replay_gaps: array | None = None  # per recent step: the gap it replayed at
-        self.edit_key = 0
-        self.edit_step = -2
-        self.edit_count = 0
-        self.recur_ring: array | None = None  # per recent step: its failing pair hash, or 0
-        self.recur_counts: dict[int, int] = {}  # failing pair -> occurrences in the ring
-        self.density_bits = 0  # bit j set: the call j calls ago failed
-        self.density_calls = 0  # calls counted since the last progress (or reset)
-        self.density_run = 0  # consecutive failures at the end
-        self.same_ring: array | None = None  # per recent step: its failing output hash, or 0
-        self.same_counts: dict[int, int] = {}  # failing output -> occurrences in the ring
+    def __init__(self, layout: Layout, ring: CallRing) -> None:
+        self.layout = layout
+        self.ring = ring
+        self.edit_key = layout.words(_RULES, "edit_key")
+        self.edit_count = layout.words(_RULES, "edit_count")
+        self.density_bits = layout.words(_RULES, "density_bits")  # bit j: the call j ago failed
+        self.density_calls = layout.words(_RULES, "density_calls")  # since the last progress
+        self.density_run = layout.words(_RULES, "density_run")  # consecutive failures at the end
+        # gates of replay_cycle, near_duplicate_edit, repeated_failure, recurring_failure,
+        # failure_density, same_error
+        self.lanes = tuple(layout.lane(_RULES) for _ in range(6))
 
     def observe(
         self,
+        words: array,
+        recur: array | None,
+        same: array | None,
         profile: ProfileConfig,
         step: int,
         tool: str,
@@ -348,19 +346,22 @@ class RealWorldRules:
         failed: bool,
         identical_count: int,
         recent_tools,
-    ) -> list[RuleHit]:
-        """Feed one call; returns the rule crossings (dimension, level, count, threshold,
-        unit, explanation)."""
+    ) -> tuple[list[RuleHit], array | None, array | None]:
+        """Feed one call (already in the call ring); returns the rule crossings (dimension,
+        level, count, threshold, unit, explanation) and the tables of recent failures
+        (``recur``: recurring_failure's, ``same``: same_error's; see :func:`recurrences`)."""
         hits: list[RuleHit] = []
+        replay_lane, edit_lane, fail_lane, recur_lane, density_lane, same_lane = self.lanes
         cfg = profile.replay_cycle
         if cfg.enabled:
-            pair = hash_bytes(b"%d:%d" % (key, result))
-            count = 0 if is_poll else self._replay(step, pair, cfg.max_gap)
-            full = self.replay_full
+            if is_poll:
+                self._skip_replay(words, step, cfg.max_gap)
+                count, gap, full = 0, 0, False
+            else:
+                count, gap, full = self._replay(words, step, key, result, cfg.max_gap)
             term = cfg.term if full else cfg.partial_term
-            level = _check(self.gates, _REPLAY, count, min(cfg.warn, term), term)
+            level = check_lane(words, replay_lane, count, min(cfg.warn, term), term)
             if level is not None:
-                gap = self.replay_unit
                 unit = tuple(recent_tools(gap)) if gap else (tool,)
                 what = (
                     "the whole lap was replayed with the same results"
@@ -380,8 +381,8 @@ class RealWorldRules:
                 )
         cfg_e = profile.near_duplicate_edit
         if cfg_e.enabled:
-            count = self._edit(step, tool, canonical, arguments, cfg_e)
-            level = _check(self.gates, _EDIT, count, cfg_e.warn, cfg_e.term)
+            count = self._edit(words, tool, canonical, arguments, cfg_e)
+            level = check_lane(words, edit_lane, count, cfg_e.warn, cfg_e.term)
             if level is not None:
                 hits.append(
                     (
@@ -397,7 +398,7 @@ class RealWorldRules:
         cfg_f = profile.repeated_failure
         if cfg_f.enabled:
             count = identical_count if failed and not is_poll else 0
-            level = _check(self.gates, _FAIL, count, cfg_f.warn, cfg_f.term)
+            level = check_lane(words, fail_lane, count, cfg_f.warn, cfg_f.term)
             if level is not None:
                 hits.append(
                     (
@@ -413,11 +414,11 @@ class RealWorldRules:
         cfg_r = profile.recurring_failure
         if cfg_r.enabled:
             pair = hash_bytes(b"f%d:%d" % (key, result)) if failed and not is_poll else 0
-            count = self._recur(step, pair, cfg_r.window)
+            count, recur = recurrences(recur, step, pair, cfg_r.window)
             # only on failures, and not while the recurrences are one consecutive streak
             # (repeated_failure's); the count is the most recurrences of any failing call
             if pair and count > identical_count:
-                level = _check(self.gates, _RECUR, count, cfg_r.warn, cfg_r.term)
+                level = check_lane(words, recur_lane, count, cfg_r.warn, cfg_r.term)
                 if level is not None:
                     hits.append(
                         (
@@ -432,13 +433,15 @@ class RealWorldRules:
                         )
                     )
         cfg_d = profile.failure_density
-        progress = not failed and self._progress(tool, canonical, arguments, cfg_d)
+        progress = not failed and self._progress(words, same, tool, canonical, arguments, cfg_d)
         if cfg_d.enabled:
-            count, seen = self._density(failed, progress, cfg_d.window)
+            count, seen = self._density(words, failed, progress, cfg_d.window)
             # Failures that are all consecutive are the SPEC error streak's to report (with
             # its own thresholds); this rule speaks only when successes came in between.
-            covered = count <= self.density_run
-            level = None if covered else _check(self.gates, _DENSITY, count, cfg_d.warn, cfg_d.term)
+            covered = count <= words[self.density_run]
+            level = (
+                None if covered else check_lane(words, density_lane, count, cfg_d.warn, cfg_d.term)
+            )
             if level is not None:
                 names = tuple(dict.fromkeys(recent_tools(seen)))[:4] if seen else (tool,)
                 hits.append(
@@ -457,10 +460,13 @@ class RealWorldRules:
         cfg_s = profile.same_error
         if cfg_s.enabled:
             output = (result or 1) if failed and not is_poll else 0
-            count = self._same(step, output, progress, cfg_s.window)
+            if progress:
+                count, same = 0, None  # the failures before the progress are forgotten
+            else:
+                count, same = recurrences(same, step, output, cfg_s.window)
             # only on failures, and not while they are one streak of the identical call
             if output and count > identical_count:
-                level = _check(self.gates, _SAME, count, cfg_s.warn, cfg_s.term)
+                level = check_lane(words, same_lane, count, cfg_s.warn, cfg_s.term)
                 if level is not None:
                     hits.append(
                         (
@@ -474,9 +480,11 @@ class RealWorldRules:
                             "between (one wall: what the agent changed around it did not help)",
                         )
                     )
-        return hits
+        return hits, recur, same
 
-    def _progress(self, tool: str, canonical: str, arguments: Any, cfg) -> bool:
+    def _progress(
+        self, words: array, same: array | None, tool: str, canonical: str, arguments: Any, cfg
+    ) -> bool:
         """A successful call that changes the work: a ``progress_tools`` tool, or (with
         ``progress_commands``) an exec call that edits files. The command line is read only
         while there are failures to forget."""
@@ -484,147 +492,132 @@ class RealWorldRules:
         if canonical in names or tool.lower() in names:
             return True
         return bool(
-            (self.density_bits or self.same_counts)
+            (words[self.density_bits] or same)
             and cfg.progress_commands
             and canonical in _EXEC_CANONICAL
             and edits_files(arguments)
         )
 
-    def _density(self, failed: bool, progress: bool, window: int) -> tuple[int, int]:
+    def _density(self, words: array, failed: bool, progress: bool, window: int) -> tuple[int, int]:
         """(failures among the last ``window`` calls since the last progress, calls counted)."""
         if progress:
-            self.density_bits = self.density_calls = self.density_run = 0
+            words[self.density_bits] = words[self.density_calls] = words[self.density_run] = 0
             return 0, 0
-        self.density_run = self.density_run + 1 if failed else 0
-        self.density_bits = ((self.density_bits << 1) | int(failed)) & ((1 << window) - 1)
-        self.density_calls = min(self.density_calls + 1, window)
-        return self.density_bits.bit_count(), self.density_calls
+        words[self.density_run] = words[self.density_run] + 1 if failed else 0
+        bits = ((words[self.density_bits] << 1) | int(failed)) & ((1 << window) - 1)
+        words[self.density_bits] = bits
+        calls = words[self.density_calls] = min(words[self.density_calls] + 1, window)
+        return bits.bit_count(), calls
 
-    def _recur(self, step: int, pair: int, window: int) -> int:
-        """Record this step's failing pair (0: none); the most occurrences of any failing pair
-        among the last ``window`` steps."""
-        ring, counts = self.recur_ring, self.recur_counts
-        if ring is None or len(ring) != window:
-            ring = self.recur_ring = array("Q", bytes(8 * window))
-            counts.clear()
-        slot = step % window
-        old = ring[slot]
-        if old:
-            left = counts[old] - 1
-            if left:
-                counts[old] = left
-            else:
-                del counts[old]
-        ring[slot] = pair
-        if pair:
-            counts[pair] = counts.get(pair, 0) + 1
-        return max(counts.values()) if counts else 0
+    def _replay(
+        self, words: array, step: int, key: int, result: int, max_gap: int
+    ) -> tuple[int, int, bool]:
+        """(laps, the cycle's length, whether the whole last lap replayed) after the call at
+        ``step``, which is already in the call ring.
 
-    def _same(self, step: int, output: int, progress: bool, window: int) -> int:
-        """Record this step's failing output hash (0: none); the most occurrences of one
-        failing output among the last ``window`` steps since the last progress."""
-        counts = self.same_counts
-        if progress:
-            self.same_ring = None
-            counts.clear()
-            return 0
-        ring = self.same_ring
-        if ring is None or len(ring) != window:
-            if not output:
-                return 0  # nothing failed since the last progress: no ring to keep
-            ring = self.same_ring = array("Q", bytes(8 * window))
-            counts.clear()
-        slot = step % window
-        old = ring[slot]
-        if old:
-            left = counts[old] - 1
-            if left:
-                counts[old] = left
-            else:
-                del counts[old]
-        ring[slot] = output
-        if output:
-            counts[output] = counts.get(output, 0) + 1
-        return max(counts.values()) if counts else 0
-
-    def _replay(self, step: int, pair: int, max_gap: int) -> int:
-        # A ring of max_gap + 1 slots: slot ``s % size`` belongs to the call seen at step s, so
-        # the entry it overwrites is always older than max_gap (stale). ``replay`` holds the
-        # (key, result) pair hashes, ``replay_meta`` last step, gap and laps per slot: two
-        # arrays instead of a dict of lists (memory per idle session).
-        size = max_gap + 1
-        pairs, meta = self.replay, self.replay_meta
-        if pairs is None or len(pairs) != size:
-            pairs = self.replay = array("Q", bytes(8 * size))
-            meta = self.replay_meta = array("q", [-(1 << 62)] * (3 * size))
+        A call replays the live call with the same key and result at most ``max_gap`` calls
+        back (there is at most one: a replayed call stops being live); the count is the most
+        laps of any call whose cycle is still running (seen within its gap). Ties go to the
+        call whose step is smallest modulo ``max_gap + 1``: the order of the ring this replaced.
+        """
+        ring = self.ring
+        base, slots = ring.base, ring.size  # the ring's offsets, inlined: the hottest loop
+        span = min(max_gap, step)
         gap, laps = 0, 1
-        for slot in range(size):
-            last = meta[3 * slot]
-            if step - last <= max_gap and pairs[slot] == pair:
-                gap = step - last
-                if 2 <= gap <= max_gap:
-                    laps = meta[3 * slot + 2] + 1 if gap == meta[3 * slot + 1] else 2
-                else:
-                    gap, laps = 0, 1
-                meta[3 * slot] = -(1 << 62)  # moved to this step's slot
+        for back in range(1, span + 1):
+            at = base + 3 * ((step - back) % slots)
+            info = words[at + 2]
+            if info & _LIVE and words[at] == key and words[at + 1] == result:
+                if back >= 2:
+                    same_gap = back == (info >> _GAP_SHIFT) & _GAP_MASK
+                    gap, laps = back, ((info >> _LAPS_SHIFT) + 1 if same_gap else 2)
+                words[at + 2] = info & ~_LIVE  # replayed: this step carries the cycle on
                 break
-        mine = step % size
-        pairs[mine] = pair
-        meta[3 * mine], meta[3 * mine + 1], meta[3 * mine + 2] = step, gap, laps
-        # The count is the most laps of any call whose cycle is still running (seen within
-        # its gap); a call that misses its slot has left the cycle.
-        best, unit = 0, 0
-        for slot in range(size):
-            last, slot_gap, slot_laps = meta[3 * slot], meta[3 * slot + 1], meta[3 * slot + 2]
-            if slot_gap and step - last <= slot_gap and slot_laps > best:
-                best, unit = slot_laps, slot_gap
-        gaps = self.replay_gaps
-        if gaps is None or len(gaps) != max_gap:
-            gaps = self.replay_gaps = array("q", bytes(8 * max_gap))
-        gaps[step % max_gap] = gap if laps >= 2 else 0
-        # Full replay: each of the last ``unit`` calls came back at that same distance.
-        self.replay_full = bool(unit) and all(
-            gaps[(step - j) % max_gap] == unit for j in range(unit)
+        at = base + 3 * (step % slots) + 2
+        words[at] = (
+            (words[at] & CallRing.FAILED) | _LIVE | (gap << _GAP_SHIFT) | (laps << _LAPS_SHIFT)
         )
-        self.replay_count, self.replay_unit = best, unit
-        return best
+        size = max_gap + 1
+        best = unit = 0
+        best_slot = size
+        for back in range(span + 1):
+            info = words[base + 3 * ((step - back) % slots) + 2]
+            if info & _LIVE:
+                slot_gap = (info >> _GAP_SHIFT) & _GAP_MASK
+                if slot_gap >= 2 and back <= slot_gap:  # a cycle still running
+                    slot_laps, slot = info >> _LAPS_SHIFT, (step - back) % size
+                    if slot_laps > best or (slot_laps == best and slot < best_slot):
+                        best, unit, best_slot = slot_laps, slot_gap, slot
+        # Full replay: each of the last ``unit`` calls came back at that same distance.
+        full = bool(unit) and all(
+            (words[base + 3 * ((step - j) % slots) + 2] >> _GAP_SHIFT) & _GAP_MASK == unit
+            for j in range(unit)
+        )
+        return best, unit, full
 
-    def _edit(self, step: int, tool: str, canonical: str, arguments: Any, cfg) -> int:
+    def _skip_replay(self, words: array, step: int, max_gap: int) -> None:
+        """A poll call takes no part in replay_cycle. The full-lap test reads, at its place,
+        what it read there before: the gap of the call ``max_gap`` steps earlier (the ring of
+        gaps this replaced had ``max_gap`` slots and a poll call left its slot untouched)."""
+        if step < max_gap:
+            return
+        ring = self.ring
+        earlier = (words[ring.at(step - max_gap) + 2] >> _GAP_SHIFT) & _GAP_MASK
+        words[ring.at(step) + 2] |= earlier << _GAP_SHIFT
+
+    def _edit(self, words: array, tool: str, canonical: str, arguments: Any, cfg) -> int:
+        """Consecutive edit-like calls with equal digit-less arguments. The count is not zero
+        only while the previous call was a counted edit."""
         names = _lowered(cfg.tools)
         if canonical not in names and tool.lower() not in names:
-            self.edit_count = 0
+            words[self.edit_count] = 0
             return 0
         raw = canonical_json(arguments)
         if len(raw) < cfg.min_chars:
-            self.edit_count = 0
+            words[self.edit_count] = 0
             return 0
         folded = hash_bytes(tool.encode("utf-8", "replace") + b"\x00" + _DIGITS.sub(b"", raw))
-        if folded == self.edit_key and self.edit_step == step - 1:
-            self.edit_count += 1
-        else:
-            self.edit_count = 1
-        self.edit_key, self.edit_step = folded, step
-        return self.edit_count
+        count = words[self.edit_count]
+        count = count + 1 if count and folded == words[self.edit_key] else 1
+        words[self.edit_key] = folded
+        words[self.edit_count] = count
+        return count
 
-    def reset(self, dimension: Dimension) -> None:
-        """Self-heal of a dimension: its rules count from zero again."""
+    def reset(self, words: array, dimension: Dimension) -> None:
+        """Self-heal of a dimension: its rules count from zero again (the caller drops the
+        tables of recent failures: ``recur`` on an identical_call reset, ``same`` on an
+        error_streak reset)."""
+        replay_lane, edit_lane, fail_lane, recur_lane, density_lane, same_lane = self.lanes
         if dimension is Dimension.ERROR_STREAK:
-            self.density_bits = self.density_calls = self.density_run = 0
-            self.gates[_DENSITY] = 0
-            self.same_ring = None
-            self.same_counts.clear()
-            self.gates[_SAME] = 0
+            words[self.density_bits] = words[self.density_calls] = words[self.density_run] = 0
+            clear_lane(words, density_lane)
+            clear_lane(words, same_lane)
         if dimension is Dimension.IDENTICAL_CALL:
-            self.replay = None
-            self.replay_meta = None
-            self.replay_gaps = None
-            self.replay_count = self.replay_unit = 0
-            self.replay_full = False
-            self.gates[_REPLAY] = 0
-            self.edit_count = 0
-            self.edit_step = -2
-            self.gates[_EDIT] = 0
-            self.gates[_FAIL] = 0
-            self.recur_ring = None
-            self.recur_counts.clear()
-            self.gates[_RECUR] = 0
+            ring = self.ring
+            for at in range(ring.base + 2, ring.base + 3 * ring.size, 3):
+                words[at] &= CallRing.FAILED  # no call before the reset can be replayed
+            words[self.edit_count] = 0
+            for lane in (replay_lane, edit_lane, fail_lane, recur_lane):
+                clear_lane(words, lane)
+
+
+def recurrences(
+    table: array | None, step: int, value: int, window: int
+) -> tuple[int, array | None]:
+    """Record this step's failing value (0: none; a call's hash or its output's) in ``table``,
+    the flat ``[step, value, ...]`` list of the failures among the last ``window`` steps (None:
+    there are none). Returns the most occurrences of any value in the window (0 when this call
+    did not fail: unused) and the updated table: a few failures in a window of 20, not a
+    20-slot ring per session."""
+    if table is not None:
+        first = 0
+        while first < len(table) and table[first] <= step - window:
+            first += 2
+        if first:
+            table = table[first:] or None
+    if not value:
+        return 0, table
+    entry = array("Q", (step, value))
+    table = entry if table is None else table + entry
+    values = table[1::2]
+    return max(values.count(v) for v in set(values)), table

@@ -1,8 +1,9 @@
 """Per-session detection: feeds tool calls and model turns through the dimensions.
 
-:class:`Detector` holds what is shared (configuration, normaliser, categoriser);
-:class:`SessionDetector` holds one session's constant-size state. Raw arguments, results and
-texts are hashed on arrival and dropped.
+:class:`Detector` holds what is shared (configuration, normaliser, categoriser, and per
+profile the dimensions with the layout of a session's state); :class:`SessionDetector` holds
+one session's constant-size state. Raw arguments, results and texts are hashed on arrival and
+dropped.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from otel_cycleguard.config import CycleGuardConfig, ProfileConfig
 from otel_cycleguard.detect.categories import Categorizer, ToolKind
 from otel_cycleguard.detect.dimensions import (
     Budget,
+    CallRing,
     CategoryStreak,
     ErrorStreak,
     Gate,
     IdenticalCall,
+    Layout,
     PollNoProgress,
     StateRevisit,
     TextLoop,
@@ -65,13 +68,17 @@ class Detector:
         self.progress_aware = frozenset(t.lower() for t in self.config.progress_aware_tools)
         self.disabled = frozenset(Dimension(d) for d in self.config.disabled_dimensions)
         self._name_hashes: dict[str, int] = {}
+        self._plans: dict[str, _Plan] = {}
 
     def session(
         self, key: str, *, agent: str | None = None, subagent: bool = False
     ) -> SessionDetector:
         """A fresh detector for one session, with the profile its agent name calls for."""
         name, profile = self.config.profile_for(agent, subagent=subagent)
-        return SessionDetector(self, key, name, profile, agent)
+        plan = self._plans.get(name)
+        if plan is None:
+            plan = self._plans[name] = _Plan(self, name, profile)
+        return SessionDetector(plan, key, agent)
 
     def name_hash(self, tool: str) -> int:
         value = self._name_hashes.get(tool)
@@ -82,65 +89,106 @@ class Detector:
         return value
 
 
+class _Plan:
+    """What every session of one profile shares: the dimensions (configuration and the offsets
+    of their words) and the layout of a session's state array. Built once per profile, so a
+    session holds no per-session copy of any of it."""
+
+    __slots__ = (
+        "category",
+        "detector",
+        "error",
+        "evidence",
+        "identical",
+        "layout",
+        "name",
+        "pattern",
+        "poll",
+        "profile",
+        "ring",
+        "rules",
+    )
+
+    def __init__(self, detector: Detector, name: str, profile: ProfileConfig) -> None:
+        self.detector = detector
+        self.name = name
+        self.profile = profile
+        # Evidence and units show at most this many recent calls (as before the shared ring).
+        self.evidence = max(detector.config.evidence_size, profile.tool_pattern.max_period)
+        replay = profile.replay_cycle
+        size = max(self.evidence, replay.max_gap + 1 if replay.enabled else 0)
+        layout = self.layout = Layout()
+        ring = self.ring = CallRing(layout, size)
+        self.identical = IdenticalCall(layout, ring)
+        self.category = CategoryStreak(layout)
+        self.pattern = ToolPattern(layout, ring, profile.tool_pattern.max_period)
+        self.poll = PollNoProgress()
+        self.error = ErrorStreak(layout, profile.error_streak)
+        self.rules = RealWorldRules(layout, ring)
+
+
 class SessionDetector:
-    """One session's loop state. Not thread-safe: callers serialise access per session."""
+    """One session's loop state. Not thread-safe: callers serialise access per session.
+
+    A service keeps thousands of sessions, most of them idle, so the state is laid out for
+    memory: one array of words for the dimensions every call touches (see :class:`Layout`),
+    the recent tool names, and objects created only once the session needs them (the poll,
+    failure and recent-failure tables; the text, state and budget dimensions).
+    """
 
     __slots__ = (
         "_budget",
-        "_category",
-        "_error",
-        "_evidence_tools",
-        "_identical",
-        "_pattern",
-        "_poll",
-        "_recent",
-        "_rules",
-        "_state",
+        "_failures",
+        "_plan",
+        "_polls",
+        "_recur",
+        "_revisits",
+        "_same",
         "_text",
+        "_tools",
+        "_words",
         "agent",
-        "detector",
         "key",
         "model_turns",
-        "profile",
-        "profile_name",
         "tool_calls",
     )
 
-    def __init__(
-        self,
-        detector: Detector,
-        key: str,
-        profile_name: str,
-        profile: ProfileConfig,
-        agent: str | None,
-    ) -> None:
-        self.detector = detector
+    def __init__(self, plan: _Plan, key: str, agent: str | None) -> None:
+        self._plan = plan
         self.key = key
-        self.profile_name = profile_name
-        self.profile = profile
         self.agent = agent
         self.tool_calls = 0
         self.model_turns = 0
-        self._identical = IdenticalCall()
-        self._category = CategoryStreak()
-        self._pattern = ToolPattern(profile.tool_pattern.max_period)
-        self._poll = PollNoProgress()
-        self._error = ErrorStreak(profile.error_streak)
-        self._text = TextLoop()
-        self._state = StateRevisit()
-        self._budget = Budget()
-        self._rules = RealWorldRules()
-        size = max(detector.config.evidence_size, profile.tool_pattern.max_period)
-        self._evidence_tools: list[str] = [""] * size
-        # Per recent call: args hash, result hash, error flag (one array: memory).
-        self._recent = array("Q", bytes(24 * size))
+        self._words = plan.layout.new_state()
+        self._tools: list[str] = [""] * plan.ring.size  # beside the call ring's hashes
+        self._failures: list | None = None  # error_streak's per-tool table
+        self._polls: list | None = None  # poll_no_progress's per-tool table
+        self._recur: array | None = None  # recurring_failure's recent failures
+        self._same: array | None = None  # same_error's recent failures
+        self._text: TextLoop | None = None
+        self._revisits: StateRevisit | None = None
+        self._budget: Budget | None = None
+
+    @property
+    def detector(self) -> Detector:
+        return self._plan.detector
+
+    @property
+    def profile(self) -> ProfileConfig:
+        return self._plan.profile
+
+    @property
+    def profile_name(self) -> str:
+        return self._plan.name
 
     # -- observations -------------------------------------------------------------------
 
     def observe_tool_call(self, call: ToolCall) -> list[Signal]:
         """Feed one finished tool call; returns the signals it fired (at most one per dimension)."""
-        det = self.detector
-        profile = self.profile
+        plan = self._plan
+        det = plan.detector
+        profile = plan.profile
+        words = self._words
         tool = call.tool if isinstance(call.tool, str) and call.tool else "unknown"
         step = self.tool_calls
         self.tool_calls += 1
@@ -148,7 +196,7 @@ class SessionDetector:
         key = det.normalizer.args_hash(tool, call.arguments)
         result_text = det.normalizer.result_text(tool, call.result)
         result = det.normalizer.text_hash(result_text)
-        error = self._error
+        error = plan.error
         if call.result is None:
             result_text = None
         failed = error.is_failure(tool, bool(call.error), result_text)
@@ -162,10 +210,10 @@ class SessionDetector:
         disabled = det.disabled
 
         # Each dimension: count, then its gate; a signal is built only on a crossing.
-        identical = self._identical
-        count = identical.observe(key, result, kind.is_poll)
+        identical = plan.identical
+        identical_count = count = identical.observe(words, step, key, result, kind.is_poll)
         th = profile.identical_call
-        level = identical.check(count, th.warn, th.term)
+        level = identical.check(words, count, th.warn, th.term)
         if level is not None:
             self._fire(
                 fired,
@@ -181,19 +229,24 @@ class SessionDetector:
             )
 
         progress_aware = kind.canonical in det.progress_aware or tool.lower() in det.progress_aware
-        category = self._category
-        count = category.observe(kind.category, tool, key, progress_aware)
+        category = plan.category
+        count = category.observe(
+            words,
+            det.name_hash(kind.category),
+            det.name_hash(tool) if progress_aware else 0,
+            key,
+            progress_aware,
+        )
         warn, term = self._category_thresholds(tool, kind)
-        level = category.check(count, warn, term)
+        level = category.check(words, count, warn, term)
         if level is not None:
             self._fire(fired, Dimension.CATEGORY_STREAK, level, count, warn, term, tool, kind, step)
 
-        pattern = self._pattern
-        count = pattern.observe(key, det.name_hash(tool))
+        pattern = plan.pattern
+        count, period = pattern.observe(words, self._tools, step, key, tool)
         th = profile.tool_pattern
-        level = pattern.check(count, th.warn, th.term)
+        level = pattern.check(words, count, th.warn, th.term)
         if level is not None:
-            period = pattern.period
             self._fire(
                 fired,
                 Dimension.TOOL_PATTERN,
@@ -208,9 +261,10 @@ class SessionDetector:
             )
 
         if kind.is_poll:
-            count = self._poll.observe(tool, result)
             th = profile.poll_no_progress
-            level = self._poll.gate(tool).check(count, th.warn, th.term)
+            count, level, self._polls = plan.poll.observe(
+                self._polls, tool, result, th.warn, th.term
+            )
             if level is not None:
                 self._fire(
                     fired,
@@ -225,15 +279,18 @@ class SessionDetector:
                     unit=(tool,),
                 )
 
-        count = error.observe(tool, failed)
+        count, self._failures = error.observe(words, self._failures, tool, failed)
         th = profile.error_streak
-        level = error.check(count, th.warn, th.term)
+        level = error.check(words, count, th.warn, th.term)
         if level is not None:
             self._fire(
                 fired, Dimension.ERROR_STREAK, level, count, th.warn, th.term, tool, kind, step
             )
 
-        for dimension, level, count, threshold, unit, text in self._rules.observe(
+        hits, self._recur, self._same = plan.rules.observe(
+            words,
+            self._recur,
+            self._same,
             profile,
             step,
             tool,
@@ -243,16 +300,20 @@ class SessionDetector:
             result,
             call.arguments,
             failed,
-            self._identical.count,
+            identical_count,
             self._recent_tools,
-        ):
+        )
+        for dimension, level, count, threshold, unit, text in hits:
             self._emit_rule(fired, dimension, level, count, threshold, tool, kind, step, unit, text)
 
         if call.state_fingerprint:
             self._observe_state(fired, call.state_fingerprint, tool, kind, step, None)
 
         budget = profile.budget
-        crossed = self._budget.observe(
+        tracker = self._budget_tracker(0)
+        if tracker is None:
+            return fired
+        crossed = tracker.observe(
             budget,
             tool_call=True,
             tokens=0,
@@ -281,7 +342,8 @@ class SessionDetector:
 
     def observe_model_turn(self, turn: ModelTurn) -> list[Signal]:
         """Feed one finished model turn (text loop, state, token and turn budgets)."""
-        det = self.detector
+        plan = self._plan
+        det = plan.detector
         index = self.model_turns
         self.model_turns += 1
         fired: list[Signal] = []
@@ -289,11 +351,14 @@ class SessionDetector:
         if text and text.strip():
             words = _normalise_words(det.normalizer.mask(text[:65536]))
             if words:
-                th = self.profile.text_loop
+                th = plan.profile.text_loop
                 exact = hash_bytes(" ".join(words).encode("utf-8", "replace"))
                 sketch = shingle_sketch(words, th.shingle_size, hash_bytes)
-                count = self._text.observe(exact, sketch, th)
-                level = self._text.check(count, th.warn, th.term)
+                loop = self._text
+                if loop is None:
+                    loop = self._text = TextLoop()
+                count = loop.observe(exact, sketch, th)
+                level = loop.check(count, th.warn, th.term)
                 if level is not None:
                     self._fire(
                         fired,
@@ -310,8 +375,11 @@ class SessionDetector:
         if turn.state_fingerprint:
             self._observe_state(fired, turn.state_fingerprint, None, None, None, index)
         tokens = _int(turn.input_tokens) + _int(turn.output_tokens)
-        crossed = self._budget.observe(
-            self.profile.budget,
+        tracker = self._budget_tracker(tokens)
+        if tracker is None:
+            return fired
+        crossed = tracker.observe(
+            plan.profile.budget,
             tool_call=False,
             tokens=tokens,
             start_s=turn.start_s,
@@ -337,39 +405,58 @@ class SessionDetector:
 
     def reset(self, dimension: Dimension) -> None:
         """Self-heal: the dimension counts from zero again (the next matching call counts 1)."""
-        {
-            Dimension.IDENTICAL_CALL: self._identical,
-            Dimension.CATEGORY_STREAK: self._category,
-            Dimension.TOOL_PATTERN: self._pattern,
-            Dimension.POLL_NO_PROGRESS: self._poll,
-            Dimension.ERROR_STREAK: self._error,
-            Dimension.TEXT_LOOP: self._text,
-            Dimension.STATE_HASH: self._state,
-            Dimension.BUDGET: self._budget,
-        }[dimension].reset()
-        self._rules.reset(dimension)
+        plan, words = self._plan, self._words
+        if dimension is Dimension.IDENTICAL_CALL:
+            plan.identical.reset(words)
+            self._recur = None
+        elif dimension is Dimension.CATEGORY_STREAK:
+            plan.category.reset(words)
+        elif dimension is Dimension.TOOL_PATTERN:
+            plan.pattern.reset(words)
+        elif dimension is Dimension.POLL_NO_PROGRESS:
+            plan.poll.reset(self._polls)
+        elif dimension is Dimension.ERROR_STREAK:
+            plan.error.reset(words)
+            self._failures = None
+            self._same = None
+        elif dimension is Dimension.TEXT_LOOP:
+            self._text = None  # what a reset leaves: the next turn counts 1, nothing fired
+        elif dimension is Dimension.STATE_HASH:
+            self._revisits = None  # likewise: a reset forgets every state
+        elif dimension is Dimension.BUDGET and self._budget is not None:
+            self._budget.reset()  # keeps the time of the last call (idle time)
+        plan.rules.reset(words, dimension)
 
     def counters(self) -> dict[str, int]:
         """The current count of every dimension (for saved progress and debugging)."""
-        poll = max((entry[1] for entry in (self._poll.last or {}).values()), default=0)
-        per_tool = max((self._error.per_tool or {}).values(), default=0)
+        plan, words = self._plan, self._words
         return {
             "tool_calls": self.tool_calls,
             "model_turns": self.model_turns,
-            Dimension.IDENTICAL_CALL.value: self._identical.count,
-            Dimension.CATEGORY_STREAK.value: self._category.count,
-            Dimension.TOOL_PATTERN.value: self._pattern.count,
-            Dimension.POLL_NO_PROGRESS.value: poll,
-            Dimension.ERROR_STREAK.value: max(self._error.global_count, per_tool),
-            Dimension.TEXT_LOOP.value: self._text.count,
-            Dimension.STATE_HASH.value: self._state.count,
-            "tokens": self._budget.tokens,
+            Dimension.IDENTICAL_CALL.value: words[plan.identical.count],
+            Dimension.CATEGORY_STREAK.value: words[plan.category.count],
+            Dimension.TOOL_PATTERN.value: words[plan.pattern.count],
+            Dimension.POLL_NO_PROGRESS.value: plan.poll.longest(self._polls),
+            Dimension.ERROR_STREAK.value: max(
+                words[plan.error.count], plan.error.longest(self._failures)
+            ),
+            Dimension.TEXT_LOOP.value: self._text.count if self._text else 0,
+            Dimension.STATE_HASH.value: self._revisits.count if self._revisits else 0,
+            "tokens": self._budget.tokens if self._budget else 0,
         }
 
     # -- helpers --------------------------------------------------------------------------
 
+    def _budget_tracker(self, tokens: int) -> Budget | None:
+        """The budget's counters, created once they matter: the budget is enabled, or tokens
+        were used (the ``tokens`` counter). A disabled budget otherwise fires nothing."""
+        tracker = self._budget
+        if tracker is None and (self._plan.profile.budget.enabled or tokens > 0):
+            tracker = self._budget = Budget()
+        return tracker
+
     def _category_thresholds(self, tool: str, kind: ToolKind) -> tuple[int, int]:
-        cfg = self.profile.category_streak
+        cfg = self._plan.profile.category_streak
         overrides = cfg.tool_overrides
         if overrides:
             th = (
@@ -391,10 +478,13 @@ class SessionDetector:
         step: int | None,
         turn: int | None,
     ) -> None:
-        th = self.profile.state_hash
+        th = self._plan.profile.state_hash
         value = hash_bytes(str(fingerprint).encode("utf-8", "replace"))
-        count = self._state.observe(value, th)
-        level = self._state.check(count, th.warn, th.term)
+        revisits = self._revisits
+        if revisits is None:
+            revisits = self._revisits = StateRevisit()
+        count = revisits.observe(value, th)
+        level = revisits.check(count, th.warn, th.term)
         if level is not None:
             self._fire(
                 fired,
@@ -410,32 +500,32 @@ class SessionDetector:
             )
 
     def _remember(self, step: int, tool: str, key: int, result: int, failed: bool) -> None:
-        size = len(self._evidence_tools)
-        slot = step % size
-        self._evidence_tools[slot] = tool
-        evidence = self._recent
-        evidence[3 * slot] = key
-        evidence[3 * slot + 1] = result
-        evidence[3 * slot + 2] = 1 if failed else 0
+        self._plan.ring.put(self._words, step, key, result, failed)
+        self._tools[step % len(self._tools)] = tool
+
+    def _recent_steps(self, count: int) -> range:
+        """The steps of the last ``count`` calls that evidence and units may show."""
+        count = min(count, self._plan.evidence, self.tool_calls)
+        return range(self.tool_calls - count, self.tool_calls)
 
     def _evidence(self, count: int) -> tuple[CallDigest, ...]:
-        size = len(self._evidence_tools)
-        count = min(count, size, self.tool_calls)
+        ring, words, tools = self._plan.ring, self._words, self._tools
         out = []
-        for step in range(self.tool_calls - count, self.tool_calls):
-            slot = step % size
+        for step in self._recent_steps(count):
+            at = ring.at(step)
             out.append(
                 CallDigest(
-                    self._evidence_tools[slot],
-                    hex_digest(self._recent[3 * slot]),
-                    hex_digest(self._recent[3 * slot + 1]),
-                    bool(self._recent[3 * slot + 2]),
+                    tools[step % ring.size],
+                    hex_digest(words[at]),
+                    hex_digest(words[at + 1]),
+                    bool(words[at + 2] & CallRing.FAILED),
                 )
             )
         return tuple(out)
 
     def _recent_tools(self, count: int) -> tuple[str, ...]:
-        return tuple(d.tool for d in self._evidence(count))
+        tools, size = self._tools, len(self._tools)
+        return tuple(tools[step % size] for step in self._recent_steps(count))
 
     def _emit_rule(
         self,
@@ -548,100 +638,102 @@ class SessionDetector:
         )
 
     def _cycle_class(self, dimension: Dimension) -> CycleClass:
-        text_warn = self.profile.text_loop.warn
+        plan = self._plan
         if dimension is Dimension.TEXT_LOOP:
             return (
                 CycleClass.MIXED_CYCLE
-                if self._identical.count >= self.profile.identical_call.warn
-                or self._pattern.gate.fired
+                if self._words[plan.identical.count] >= plan.profile.identical_call.warn
+                or plan.pattern.fired(self._words)
                 else CycleClass.REASONING_CYCLE
             )
         if dimension is Dimension.STATE_HASH:
             return CycleClass.MIXED_CYCLE
-        if self._text.count >= text_warn:
+        if self._text is not None and self._text.count >= plan.profile.text_loop.warn:
             return CycleClass.MIXED_CYCLE
         return CycleClass.TOOL_CYCLE
 
     # -- persistence (the OTLP service's restart state) -----------------------------------
-
-    _STATE_DIMENSIONS = (
-        "_identical",
-        "_category",
-        "_pattern",
-        "_poll",
-        "_error",
-        "_text",
-        "_state",
-        "_budget",
-        "_rules",
-    )
-    # Derived from configuration, never saved: a restart takes them from the current config.
-    _CONFIG_SLOTS = frozenset({"patterns", "scan_chars", "skip_tools", "max_period"})
 
     def to_state(self) -> dict:
         """This session's counters and hashes as plain JSON-compatible data (no raw content).
 
         Restore it with :meth:`restore_state` on a fresh session of the same key.
         """
-        dims = {}
-        for attr in self._STATE_DIMENSIONS:
-            obj = getattr(self, attr)
-            dims[attr] = {
-                slot: _encode_state(getattr(obj, slot))
-                for slot in _all_slots(type(obj))
-                if slot not in self._CONFIG_SLOTS and hasattr(obj, slot)
-            }
+        plan, words = self._plan, self._words
+        ring = plan.ring
+        steps = range(self.tool_calls - min(self.tool_calls, ring.size), self.tool_calls)
+        objects = {
+            name: {slot: _encode_state(getattr(obj, slot)) for slot in _all_slots(type(obj))}
+            for name, obj in (
+                ("text", self._text),
+                ("state", self._revisits),
+                ("budget", self._budget),
+            )
+            if obj is not None
+        }
         return {
-            "v": 1,
-            "profile": self.profile_name,
-            "max_period": self._pattern.max_period,
+            "v": 2,
+            "profile": plan.name,
             "tool_calls": self.tool_calls,
             "model_turns": self.model_turns,
-            "evidence": {
-                "tools": list(self._evidence_tools),
-                "args": self._recent[0::3].tolist(),
-                "results": [
-                    v
-                    for i in range(len(self._evidence_tools))
-                    for v in self._recent[3 * i + 1 : 3 * i + 3]
-                ],
+            "calls": {  # the call ring, oldest call first
+                "tools": [self._tools[step % ring.size] for step in steps],
+                "words": [words[ring.at(step) + i] for step in steps for i in range(3)],
+                # the replay bits of a call's info word hold for this max_gap only
+                "max_gap": plan.profile.replay_cycle.max_gap,
             },
-            "dimensions": dims,
+            "words": plan.layout.save(words),
+            "failures": self._failures,
+            "polls": self._polls,
+            "recur": self._recur.tolist() if self._recur is not None else None,
+            "same": self._same.tolist() if self._same is not None else None,
+            "objects": objects,
         }
 
     def restore_state(self, state: dict) -> None:
-        """Load what :meth:`to_state` saved. A dimension whose saved shape no longer fits the
-        current configuration (another ``max_period`` or state window) starts fresh."""
-        if not isinstance(state, dict) or state.get("v") != 1:
+        """Load what :meth:`to_state` saved. What no longer fits the current configuration
+        (another ``max_period``, state window or ``max_gap``) starts fresh."""
+        if not isinstance(state, dict) or state.get("v") != 2:
             raise ValueError("unknown session state format")
+        plan, words = self._plan, self._words
+        ring = plan.ring
         self.tool_calls = int(state["tool_calls"])
         self.model_turns = int(state["model_turns"])
-        evidence = state.get("evidence") or {}
-        tools = evidence.get("tools") or []
-        if len(tools) == len(self._evidence_tools):
-            self._evidence_tools = [str(t) for t in tools]
-            args, results = evidence["args"], evidence["results"]
-            self._recent = array(
-                "Q",
-                [
-                    v
-                    for i, key in enumerate(args)
-                    for v in (key, results[2 * i], results[2 * i + 1])
-                ],
-            )
-        window = self.profile.state_hash.window
-        for attr, slots in (state.get("dimensions") or {}).items():
-            if attr not in self._STATE_DIMENSIONS:
+        calls = state.get("calls") or {}
+        tools, saved = calls.get("tools") or [], calls.get("words") or []
+        if len(saved) != 3 * len(tools):
+            raise ValueError("inconsistent call ring in session state")
+        replay_bits = calls.get("max_gap") == plan.profile.replay_cycle.max_gap
+        first = self.tool_calls - len(tools)
+        for i in range(max(0, len(tools) - ring.size), len(tools)):  # the newest that fit
+            step = first + i
+            at = ring.at(step)
+            key, result, info = (int(v) for v in saved[3 * i : 3 * i + 3])
+            words[at], words[at + 1] = key, result
+            words[at + 2] = info if replay_bits else info & CallRing.FAILED
+            self._tools[step % ring.size] = str(tools[i])
+        plan.layout.load(words, state.get("words") or {})
+        self._failures = list(state["failures"]) if state.get("failures") else None
+        self._polls = list(state["polls"]) if state.get("polls") else None
+        self._recur = array("Q", state["recur"]) if state.get("recur") else None
+        self._same = array("Q", state["same"]) if state.get("same") else None
+        objects = state.get("objects") or {}
+        window = plan.profile.state_hash.window
+        for name, attr, cls in (
+            ("text", "_text", TextLoop),
+            ("state", "_revisits", StateRevisit),
+            ("budget", "_budget", Budget),
+        ):
+            slots = objects.get(name)
+            if not isinstance(slots, dict):
                 continue
-            if attr == "_pattern" and state.get("max_period") != self._pattern.max_period:
-                continue
-            ring = slots.get("ring") if attr == "_state" else None
-            if ring is not None and len(_decode_state(ring)) != window:
-                continue
-            obj = getattr(self, attr)
+            if name == "state" and len(_decode_state(slots.get("ring")) or ()) != window:
+                continue  # another window: the states start over
+            obj = cls()
             for slot, value in slots.items():
-                if slot in _all_slots(type(obj)) and slot not in self._CONFIG_SLOTS:
+                if slot in _all_slots(cls):
                     setattr(obj, slot, _decode_state(value))
+            setattr(self, attr, obj)
 
 
 @functools.cache

@@ -515,13 +515,14 @@ def test_recurring_failure_general_profile_five_of_twenty_and_can_be_disabled():
 
 
 def test_recurring_failure_self_heal_resets_its_window():
-    from otel_cycleguard.detect.rules import RealWorldRules
-
-    rules = RealWorldRules()
-    rules._recur(0, 7, 24)
-    rules._recur(1, 7, 24)
-    rules.reset(Dimension.IDENTICAL_CALL)
-    assert rules._recur(2, 7, 24) == 1
+    calls = _edit_and_rerun(6)  # runs at 1, 4, 6, 9, 11, 14: WARN at 9, TERM at 11
+    s = session("general")
+    fired = feed(s, calls[:7])
+    s.reset(Dimension.IDENTICAL_CALL)  # forgets the runs at 1, 4 and 6
+    fired += feed(s, calls[7:])
+    assert [f for f in fired if f[3].startswith("recurring_failure")] == []
+    unhealed = session("general")
+    assert terms(feed(unhealed, calls), "recurring_failure") == [(11, Dimension.IDENTICAL_CALL)]
 
 
 def test_recurring_failure_knobs_validate():

@@ -287,7 +287,7 @@ def test_odd_tool_names_do_not_raise():
 # -- no raw content in state, bounded memory --------------------------------------------
 
 
-SHARED_SLOTS = {"detector", "profile"}
+SHARED_SLOTS = {"_plan"}  # what every session of a profile shares (config, dimensions)
 
 
 def _walk(obj, seen, skip_shared=True):
