@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from array import array
 
@@ -400,3 +401,63 @@ def test_per_tool_tables_stay_bounded_with_ever_new_tool_names():
         if i == 500:
             base = deep_size(s)
     assert deep_size(s) == base
+
+
+# -- memory of idle sessions: state created on first use ----------------------------------
+
+LAZY = ("_failures", "_polls", "_recur", "_same", "_text", "_revisits", "_budget")
+
+
+def test_an_idle_session_creates_no_table_or_dimension_object_it_did_not_need():
+    s = session()
+    for i in range(5):
+        s.observe_tool_call(ToolCall("read", {"path": f"src/m{i}.py"}, f"text {i}"))
+    assert {name: getattr(s, name) for name in LAZY} == dict.fromkeys(LAZY)
+    # a service holds thousands of these: about 1 KB each (3.3 KB before the shared layout)
+    assert deep_size(s) < 1_500
+
+
+def test_lazily_created_state_appears_once_a_call_needs_it():
+    s = session()
+    s.observe_tool_call(ToolCall("bash", {"command": "make"}, "make: *** Error 1", error=True))
+    assert s._failures == ["bash", 1] and s._recur is not None and s._same is not None
+    assert (s._polls, s._text, s._revisits, s._budget) == (None, None, None, None)
+    s.observe_tool_call(ToolCall("job_status", {"id": 7}, "running"))
+    assert s._polls is not None and s.counters()["poll_no_progress"] == 1
+    s.observe_tool_call(ToolCall("bash", {"command": "make"}, "ok"))
+    assert s._failures is None  # every streak broken: the table goes again
+    s.observe_model_turn(ModelTurn(text="let me think", input_tokens=3, state_fingerprint="S"))
+    assert s._text is not None and s._revisits is not None and s._budget is not None
+    assert s.counters()["tokens"] == 3
+
+
+def test_an_enabled_budget_is_counted_from_the_first_call():
+    s = session(profiles={"general": {"budget": {"enabled": True, "max_tool_calls": 3}}})
+    fired = [dims(s.observe_tool_call(ToolCall("read", {"i": i}, "x"))) for i in range(3)]
+    assert fired[-1] == [("budget", "term")]
+
+
+def test_a_restored_session_fires_at_the_same_calls_as_the_original():
+    config = dict(
+        profiles={"general": {"budget": {"enabled": True, "max_tool_calls": 150}}},
+        poll_tools=["job_000001_status"],
+    )
+    original, restored = session(**config), session(**config)
+    calls = list(mixed_calls(300))
+    for k, c in enumerate(calls):
+        if k % 7 == 0:  # save and restore through JSON every few calls
+            state = json.loads(json.dumps(restored.to_state()))
+            restored = session(**config)
+            restored.restore_state(state)
+        fired = original.observe_tool_call(c)
+        assert restored.observe_tool_call(c) == fired, k
+        if k % 20 == 0:
+            turn = ModelTurn(text="the same thought again", input_tokens=5, state_fingerprint="S")
+            on_turn = original.observe_model_turn(turn)
+            assert restored.observe_model_turn(turn) == on_turn, k
+            fired += on_turn
+        for sig in fired:
+            if sig.level is Level.TERM:  # self-heal, as the ladder does
+                original.reset(sig.dimension)
+                restored.reset(sig.dimension)
+        assert restored.counters() == original.counters()
