@@ -250,23 +250,17 @@ class RepeatedFailureConfig(_Strict):
         return self
 
 
-class RecurringFailureConfig(_Strict):
-    """The same failing call (same tool, arguments and masked error) recurring at least
-    ``term`` (``warn``) times within the last ``window`` calls, whatever lies between: edit,
-    re-run the same failing command, edit, re-run... (the edits change, the failure does not),
-    or the same install timing out between mirror and network tweaks. Reported under
-    ``identical_call``; silent while the recurrences are all consecutive (``repeated_failure``
-    reports those). The built-in profiles: ``general`` 5 of 20, ``coding`` 6 of 24,
-    ``subagent`` 4 of 12.
-    """
+class _WindowCounts(_Strict):
+    """A count among the last ``window`` calls with warn and term thresholds (the windowed
+    rules); each subclass sets its defaults."""
 
     enabled: bool = True
-    window: int = Field(default=20, ge=2, le=64)
-    warn: int = Field(default=4, ge=2)
-    term: int = Field(default=5, ge=2)
+    window: int = Field(default=16, ge=2, le=64)
+    warn: int = Field(default=4, ge=1)
+    term: int = Field(default=5, ge=1)
 
     @model_validator(mode="after")
-    def _thresholds_fit_window(self) -> RecurringFailureConfig:
+    def _thresholds_fit_window(self) -> _WindowCounts:
         if self.warn > self.term:
             raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
         if self.term > self.window:
@@ -276,7 +270,22 @@ class RecurringFailureConfig(_Strict):
         return self
 
 
-class SameErrorConfig(_Strict):
+class RecurringFailureConfig(_WindowCounts):
+    """The same failing call (same tool, arguments and masked error) recurring at least
+    ``term`` (``warn``) times within the last ``window`` calls, whatever lies between: edit,
+    re-run the same failing command, edit, re-run... (the edits change, the failure does not),
+    or the same install timing out between mirror and network tweaks. Reported under
+    ``identical_call``; silent while the recurrences are all consecutive (``repeated_failure``
+    reports those). The built-in profiles: ``general`` 5 of 20, ``coding`` 6 of 24,
+    ``subagent`` 4 of 12.
+    """
+
+    window: int = Field(default=20, ge=2, le=64)
+    warn: int = Field(default=4, ge=2)
+    term: int = Field(default=5, ge=2)
+
+
+class SameErrorConfig(_WindowCounts):
     """The same (masked) error coming back from different calls: at least ``term`` (``warn``)
     failures with one output among the last ``window`` calls, counted since the last progress
     (``failure_density``'s definition: a successful edit, or an exec call that edits files).
@@ -289,23 +298,8 @@ class SameErrorConfig(_Strict):
     repeats one error more than twice between edits).
     """
 
-    enabled: bool = True
-    window: int = Field(default=16, ge=2, le=64)
-    warn: int = Field(default=4, ge=1)
-    term: int = Field(default=5, ge=1)
 
-    @model_validator(mode="after")
-    def _thresholds_fit_window(self) -> SameErrorConfig:
-        if self.warn > self.term:
-            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
-        if self.term > self.window:
-            raise ValueError(
-                f"term threshold ({self.term}) must not exceed the window ({self.window})"
-            )
-        return self
-
-
-class FailureDensityConfig(_Strict):
+class FailureDensityConfig(_WindowCounts):
     """Failures that keep coming with only trivial successes in between: at least ``term``
     (``warn``) of the last ``window`` calls failed, counted since the last successful call of
     a ``progress_tools`` tool (an edit that went through is progress and starts the count
@@ -317,7 +311,6 @@ class FailureDensityConfig(_Strict):
     with its own thresholds.
     """
 
-    enabled: bool = True
     window: int = Field(default=12, ge=2, le=64)
     warn: int = Field(default=6, ge=1)
     term: int = Field(default=8, ge=1)
@@ -326,16 +319,6 @@ class FailureDensityConfig(_Strict):
     #: ``patch``, ``git apply``/``checkout``...) is progress too: agents with a shell and no
     #: edit tool (mini-swe-agent) edit this way.
     progress_commands: bool = True
-
-    @model_validator(mode="after")
-    def _thresholds_fit_window(self) -> FailureDensityConfig:
-        if self.warn > self.term:
-            raise ValueError(f"warn threshold ({self.warn}) must not exceed term ({self.term})")
-        if self.term > self.window:
-            raise ValueError(
-                f"term threshold ({self.term}) must not exceed the window ({self.window})"
-            )
-        return self
 
 
 class BudgetConfig(_Strict):

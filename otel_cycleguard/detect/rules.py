@@ -301,6 +301,19 @@ _LAPS_SHIFT = 8
 _RULES = "rules"
 
 
+def _hit(
+    dimension: Dimension,
+    level: Level,
+    count: int,
+    warn: int,
+    term: int,
+    unit: tuple[str, ...],
+    explanation: str,
+) -> RuleHit:
+    """A rule's crossing, with the threshold of the level it reached."""
+    return dimension, level, count, term if level is Level.TERM else warn, unit, explanation
+
+
 class RealWorldRules:
     """The rules' logic for every session of one profile; a session's state is words of its
     state array (and tables of recent failures, created on the first failure).
@@ -369,11 +382,12 @@ class RealWorldRules:
                     else "the other calls of the lap changed, this one's result never did"
                 )
                 hits.append(
-                    (
+                    _hit(
                         Dimension.IDENTICAL_CALL,
                         level,
                         count,
-                        term if level is Level.TERM else cfg.warn,
+                        cfg.warn,
+                        term,
                         unit,
                         f"replay_cycle: a call came back with the same arguments and the same "
                         f"result every {gap} calls, {count} laps of {' -> '.join(unit)} ({what})",
@@ -385,11 +399,12 @@ class RealWorldRules:
             level = check_lane(words, edit_lane, count, cfg_e.warn, cfg_e.term)
             if level is not None:
                 hits.append(
-                    (
+                    _hit(
                         Dimension.IDENTICAL_CALL,
                         level,
                         count,
-                        cfg_e.term if level is Level.TERM else cfg_e.warn,
+                        cfg_e.warn,
+                        cfg_e.term,
                         (tool,),
                         f"near_duplicate_edit: {tool} re-applied the same change {count} times "
                         "in a row (arguments equal except for numbers such as the line range)",
@@ -401,11 +416,12 @@ class RealWorldRules:
             level = check_lane(words, fail_lane, count, cfg_f.warn, cfg_f.term)
             if level is not None:
                 hits.append(
-                    (
+                    _hit(
                         Dimension.IDENTICAL_CALL,
                         level,
                         count,
-                        cfg_f.term if level is Level.TERM else cfg_f.warn,
+                        cfg_f.warn,
+                        cfg_f.term,
                         (tool,),
                         f"repeated_failure: {tool} failed {count} times in a row with the same "
                         "arguments and the same (masked) error",
@@ -421,11 +437,12 @@ class RealWorldRules:
                 level = check_lane(words, recur_lane, count, cfg_r.warn, cfg_r.term)
                 if level is not None:
                     hits.append(
-                        (
+                        _hit(
                             Dimension.IDENTICAL_CALL,
                             level,
                             count,
-                            cfg_r.term if level is Level.TERM else cfg_r.warn,
+                            cfg_r.warn,
+                            cfg_r.term,
                             (tool,),
                             f"recurring_failure: a call failed {count} times with the same "
                             f"arguments and the same (masked) error within the last "
@@ -445,11 +462,12 @@ class RealWorldRules:
             if level is not None:
                 names = tuple(dict.fromkeys(recent_tools(seen)))[:4] if seen else (tool,)
                 hits.append(
-                    (
+                    _hit(
                         Dimension.ERROR_STREAK,
                         level,
                         count,
-                        cfg_d.term if level is Level.TERM else cfg_d.warn,
+                        cfg_d.warn,
+                        cfg_d.term,
                         names,
                         f"failure_density: {count} of the last {seen} calls failed, with no "
                         f"successful {'/'.join(cfg_d.progress_tools) or 'progress'} call in "
@@ -469,11 +487,12 @@ class RealWorldRules:
                 level = check_lane(words, same_lane, count, cfg_s.warn, cfg_s.term)
                 if level is not None:
                     hits.append(
-                        (
+                        _hit(
                             Dimension.ERROR_STREAK,
                             level,
                             count,
-                            cfg_s.term if level is Level.TERM else cfg_s.warn,
+                            cfg_s.warn,
+                            cfg_s.term,
                             (tool,),
                             f"same_error: the same (masked) error came back {count} times "
                             f"within the last {cfg_s.window} calls with no successful edit in "
