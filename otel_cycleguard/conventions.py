@@ -39,6 +39,8 @@ _TL_SESSION_KEYS: Final = (
     "traceloop.association.properties.thread_id",
     "traceloop.association.properties.chat_id",
 )
+#: Every attribute key :func:`session_hint` reads (a span without any of them names no session).
+HINT_KEYS: Final = frozenset((*_SESSION_KEYS, *_TL_SESSION_KEYS))
 _READ_ONLY_KEYS: Final = ("cycleguard.tool.read_only", "gen_ai.tool.read_only", "tool.read_only")
 
 
@@ -287,6 +289,8 @@ def model_turn_from(
 
 def session_hint(attributes: Mapping[str, Any]) -> str | None:
     """The conversation/session id a span names itself, if any."""
+    if HINT_KEYS.isdisjoint(attributes):  # most spans name none: answered in C
+        return None
     for key in _SESSION_KEYS:
         value = attributes.get(key)
         if isinstance(value, str) and value:

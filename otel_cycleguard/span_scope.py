@@ -36,7 +36,16 @@ __all__ = ["SpanScope", "child_scope"]
 class SpanScope:
     """What a span passes on to its descendants."""
 
-    __slots__ = ("agent", "delegating", "in_agent", "outer", "session", "session_root", "subagent")
+    __slots__ = (
+        "_descendants",
+        "agent",
+        "delegating",
+        "in_agent",
+        "outer",
+        "session",
+        "session_root",
+        "subagent",
+    )
 
     def __init__(
         self,
@@ -57,6 +66,19 @@ class SpanScope:
         self.outer = outer
         # An agent span that opened this session (its end is the end of the run).
         self.session_root = False
+        self._descendants: SpanScope | None = None
+
+    def for_descendants(self) -> SpanScope:
+        """The scope a plain span under this one passes on: the same values, never a session
+        root. Shared (spans read scopes, never change them), so a plain span costs no object."""
+        if not self.session_root:
+            return self
+        shared = self._descendants
+        if shared is None:
+            shared = self._descendants = SpanScope(
+                self.session, self.agent, self.in_agent, self.subagent, self.delegating, self.outer
+            )
+        return shared
 
 
 _NONE = SpanScope(None, None, False, False, False)
@@ -113,6 +135,8 @@ def child_scope(
         return None  # nothing to pass on: leave no state behind
     inherited = parent or _NONE
     if hint is None or (inherited.outer is not None and hint == inherited.outer):
+        if parent is not None and role != SpanRole.TOOL:
+            return parent.for_descendants()  # nothing of its own to pass on
         hint = inherited.session  # a sub-agent's spans repeating the parent's id
     return SpanScope(
         hint,

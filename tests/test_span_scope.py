@@ -66,3 +66,14 @@ def test_a_session_id_of_its_own_names_the_session():
     child = scope(SpanRole.AGENT, parent=tool, hint="conv-2")
     assert child.session == "conv-2" and child.subagent and child.session_root
     assert scope(SpanRole.OTHER, parent=lead, hint="conv-3").session == "conv-3"
+
+
+def test_plain_spans_under_a_session_root_share_one_scope_that_is_not_a_root():
+    root = scope(SpanRole.AGENT, attrs=AGENT_ATTRS)
+    root.session = "trace-1"  # what the caller does for a root agent without a session id
+    first, second = scope(SpanRole.OTHER, parent=root), scope(SpanRole.MODEL, parent=root)
+    assert first is second and first is not root
+    assert first.session == "trace-1" and first.agent == "coder" and not first.session_root
+    assert scope(SpanRole.OTHER, parent=first) is first  # deeper plain spans: the same object
+    tool = scope(SpanRole.TOOL, parent=root)
+    assert tool is not first and tool.delegating and not first.delegating

@@ -224,7 +224,9 @@ class Replayer:
         for _start, _order, role, span in work:
             info = infos.get(span.span_id)
             attrs = span.attributes
-            session = (info.session if info is not None else None) or _session_hint(attrs)
+            session = (info.session if info is not None else None) or conventions.session_hint(
+                attrs
+            )
             if session is None:
                 session = trace_id
             if info is not None:
@@ -273,7 +275,13 @@ class Replayer:
             return None
         attrs = span.attributes
         scope = child_scope(
-            role, span.name, attrs, parent, _session_hint(attrs), span.span_id, self._delegating
+            role,
+            span.name,
+            attrs,
+            parent,
+            conventions.session_hint(attrs),
+            span.span_id,
+            self._delegating,
         )
         if scope is not None and scope.session is None and role == _AGENT:
             scope.session = trace_id  # the live processor would also try baggage here
@@ -453,16 +461,6 @@ class Replayer:
 
 
 #: Every attribute :func:`conventions.session_hint` reads.
-_HINT_KEYS = frozenset((*conventions._SESSION_KEYS, *conventions._TL_SESSION_KEYS))
-
-
-def _session_hint(attributes: Mapping[str, Any]) -> str | None:
-    """:func:`conventions.session_hint`, answered in C for the many spans that name none."""
-    if attributes.__class__ is dict and attributes.keys().isdisjoint(_HINT_KEYS):
-        return None
-    return conventions.session_hint(attributes)
-
-
 def _tokens(value: Any) -> int:
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return int(value)

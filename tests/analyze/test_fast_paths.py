@@ -508,10 +508,9 @@ class TestDocuments:
 
 
 class TestSessionHint:
-    def test_replay_shortcut_agrees_with_conventions(self) -> None:
-        """The replay answers None without calling session_hint only when no key it reads is set."""
+    def test_the_c_speed_shortcut_agrees_with_the_full_lookup(self, monkeypatch) -> None:
+        """session_hint answers None without looking only when no key it reads is set."""
         from otel_cycleguard import conventions
-        from otel_cycleguard.analyze import replay
 
         keys = (
             {
@@ -521,12 +520,13 @@ class TestSessionHint:
                 for value in (constant if isinstance(constant, tuple) else (constant,))
                 if isinstance(value, str) and "." in value
             }
-            | set(replay._HINT_KEYS)
+            | set(conventions.HINT_KEYS)
             | {"session", "conversation.id", "gen_ai.agent.name"}
         )
         values: list[Any] = ["s1", "", 7, 0, None, True]
-        for key in sorted(keys):
-            for value in values:
-                attributes = {"other": "x", key: value}
-                assert replay._session_hint(attributes) == conventions.session_hint(attributes)
-        assert replay._session_hint({"gen_ai.conversation.id": "c"}) == "c"
+        cases = [{"other": "x", key: value} for key in sorted(keys) for value in values]
+        fast = [conventions.session_hint(attributes) for attributes in cases]
+        # with every candidate key declared, the shortcut never answers: the full lookup does
+        monkeypatch.setattr(conventions, "HINT_KEYS", frozenset(keys | {"other"}))
+        assert fast == [conventions.session_hint(attributes) for attributes in cases]
+        assert conventions.session_hint({"gen_ai.conversation.id": "c"}) == "c"

@@ -220,3 +220,21 @@ def test_a_tracked_plain_span_is_forgotten_when_it_ends(mode):
         assert processor.open_spans() == 1
     assert processor.open_spans() == 0
     processor.shutdown()
+
+
+def test_a_plain_root_span_keeps_no_state_unless_it_names_a_session(mode):
+    """on_start's fast filter: a root span with no marker, no agent name and no session id
+    passes nothing on; one that names a session passes it to its tool spans."""
+    provider, processor, heard = _stack(mode)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("handle request", attributes={"http.route": "/"}):
+        assert processor.open_spans() == 0
+    with tracer.start_as_current_span("handle request", attributes={"session.id": "s-1"}):
+        assert processor.open_spans() == 1
+        tracer.start_span(
+            "execute_tool grep",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "grep"},
+        ).end()
+    processor.force_flush()
+    assert heard.events == [("tool", "s-1")]
+    processor.shutdown()
