@@ -359,14 +359,14 @@ class ToolPattern:
         for p in range(2, self.max_period + 1):
             if seen < p:
                 break
-            back = step - p
-            same_full = words[base + 3 * (back % size)] == key
-            if same_full:
-                words[full_run + p] += 1
-            else:
-                words[full_run + p] = 0
+            slot = (step - p) % size  # the call p back, in the ring and in ``tools``
+            # The runs are kept in locals (``full``, ``run``) for the tests below rather than
+            # read back from the array (an index computation and an array read less each).
+            same_full = words[base + 3 * slot] == key
+            full = words[full_run + p] + 1 if same_full else 0
+            words[full_run + p] = full
             bit = 1 << p
-            if tools[back % size] == tool:
+            if tools[slot] == tool:
                 run = words[name_run + p] + 1
                 words[name_run + p] = run
                 if not same_full:
@@ -379,18 +379,19 @@ class ToolPattern:
                         words[laps] += 1
                     changed &= ~bit
             else:
+                run = 0
                 words[name_run + p] = 0
                 words[name_laps + p] = 1
                 changed &= ~bit
             if (
                 not best_full
-                and words[full_run + p] >= p
+                and full >= p
                 and not all(words[base + 3 * ((step - j) % size)] == key for j in range(1, p))
             ):
                 best_full = p
             if (
                 not best_name
-                and words[name_run + p] >= p
+                and run >= p
                 and not all(tools[(step - j) % size] == tool for j in range(1, p))
             ):
                 best_name = p
@@ -519,7 +520,8 @@ class ErrorStreak:
                     del table[index : index + 2]
                 if not table:
                     table = None
-        return max(words[self.count], self.longest(table)), table
+        count = words[self.count]
+        return (max(count, self.longest(table)) if table else count), table
 
     @staticmethod
     def longest(table: list | None) -> int:

@@ -56,7 +56,7 @@ from otel_cycleguard.config import (
 )
 from otel_cycleguard.detect.categories import command_text, edits_files
 from otel_cycleguard.detect.dimensions import CallRing, Layout, _lowered, check_lane, clear_lane
-from otel_cycleguard.detect.normalize import canonical_json, hash_bytes
+from otel_cycleguard.detect.normalize import hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
 
 __all__ = [
@@ -68,7 +68,7 @@ __all__ = [
     "refine_failure",
 ]
 
-_DIGITS = re.compile(rb"\d+")
+_DIGITS = b"0123456789"
 _EXIT = re.compile(
     r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed with)? (?:code|status)[ :=]+(-?\d+)"
     r'|"exit_code"\s*:\s*(-?\d+)',
@@ -146,7 +146,15 @@ def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, i
     """
     if not result_text:
         return None, None
-    match = _EXIT.search(result_text[:512])
+    head = result_text[:512]
+    if head.isascii():
+        # Every alternative needs "<returncode>" or "exit" (any case): two C-speed substring
+        # tests on the lowered head spare the case-insensitive regex (~5 us per 200 chars) on
+        # the usual output. ASCII only: under re.I, "ı" (U+0131) also matches "i".
+        lowered = head.lower()
+        if "exit" not in lowered and "<returncode>" not in lowered:
+            return None, None
+    match = _EXIT.search(head)
     if match is None:
         return None, None
     code = int(next(g for g in match.groups() if g is not None))
@@ -216,6 +224,10 @@ def empty_lookup(arguments: Any, result_text: str, lookups: tuple[str, ...]) -> 
     body = body.strip()
     line = command_text(arguments)
     if not line:
+        return False
+    if body and "whereis" not in line:
+        # An output is a failed look-up only from whereis ("name:" when it finds nothing,
+        # see the end): without it in the line, skip the parsing below (most calls).
         return False
     items = [i for i in _LIST_ITEMS.split(line) if i.strip()]
     if not items:
@@ -297,6 +309,13 @@ _LIVE = 2
 _GAP_SHIFT = 2
 _GAP_MASK = 0x3F  # gaps are at most 32 (ReplayCycleConfig.max_gap)
 _LAPS_SHIFT = 8
+# Info words without a gap (failed or not, live or not, 0 or 1 lap): no cycle runs through them.
+_NO_GAP_INFOS = frozenset(
+    failed | live | (laps << _LAPS_SHIFT)
+    for failed in (0, CallRing.FAILED)
+    for live in (0, _LIVE)
+    for laps in (0, 1)
+)
 
 _RULES = "rules"
 
@@ -356,13 +375,15 @@ class RealWorldRules:
         key: int,
         result: int,
         arguments: Any,
+        canonical_args: bytes,
         failed: bool,
         identical_count: int,
         recent_tools,
     ) -> tuple[list[RuleHit], array | None, array | None]:
         """Feed one call (already in the call ring); returns the rule crossings (dimension,
         level, count, threshold, unit, explanation) and the tables of recent failures
-        (``recur``: recurring_failure's, ``same``: same_error's; see :func:`recurrences`)."""
+        (``recur``: recurring_failure's, ``same``: same_error's; see :func:`recurrences`).
+        ``canonical_args``: the arguments' canonical JSON (:meth:`Normalizer.call_key`)."""
         hits: list[RuleHit] = []
         replay_lane, edit_lane, fail_lane, recur_lane, density_lane, same_lane = self.lanes
         cfg = profile.replay_cycle
@@ -395,7 +416,7 @@ class RealWorldRules:
                 )
         cfg_e = profile.near_duplicate_edit
         if cfg_e.enabled:
-            count = self._edit(words, tool, canonical, arguments, cfg_e)
+            count = self._edit(words, tool, canonical, canonical_args, cfg_e)
             level = check_lane(words, edit_lane, count, cfg_e.warn, cfg_e.term)
             if level is not None:
                 hits.append(
@@ -430,7 +451,10 @@ class RealWorldRules:
         cfg_r = profile.recurring_failure
         if cfg_r.enabled:
             pair = hash_bytes(b"f%d:%d" % (key, result)) if failed and not is_poll else 0
-            count, recur = recurrences(recur, step, pair, cfg_r.window)
+            if pair or recur is not None:
+                count, recur = recurrences(recur, step, pair, cfg_r.window)
+            else:
+                count = 0  # no failure to record and none to forget: spare the call
             # only on failures, and not while the recurrences are one consecutive streak
             # (repeated_failure's); the count is the most recurrences of any failing call
             if pair and count > identical_count:
@@ -480,8 +504,10 @@ class RealWorldRules:
             output = (result or 1) if failed and not is_poll else 0
             if progress:
                 count, same = 0, None  # the failures before the progress are forgotten
-            else:
+            elif output or same is not None:
                 count, same = recurrences(same, step, output, cfg_s.window)
+            else:
+                count = 0  # no failure to record and none to forget: spare the call
             # only on failures, and not while they are one streak of the identical call
             if output and count > identical_count:
                 level = check_lane(words, same_lane, count, cfg_s.warn, cfg_s.term)
@@ -543,15 +569,18 @@ class RealWorldRules:
         base, slots = ring.base, ring.size  # the ring's offsets, inlined: the hottest loop
         span = min(max_gap, step)
         gap, laps = 0, 1
-        for back in range(1, span + 1):
-            at = base + 3 * ((step - back) % slots)
-            info = words[at + 2]
-            if info & _LIVE and words[at] == key and words[at + 1] == result:
-                if back >= 2:
-                    same_gap = back == (info >> _GAP_SHIFT) & _GAP_MASK
-                    gap, laps = back, ((info >> _LAPS_SHIFT) + 1 if same_gap else 2)
-                words[at + 2] = info & ~_LIVE  # replayed: this step carries the cycle on
-                break
+        # Most calls match no earlier call: one C-level count over the ring's key words (an
+        # array slice with a stride; this call's own key is one of them) spares the walk back.
+        if words[base : base + 3 * slots : 3].count(key) > 1:
+            for back in range(1, span + 1):
+                at = base + 3 * ((step - back) % slots)
+                info = words[at + 2]
+                if info & _LIVE and words[at] == key and words[at + 1] == result:
+                    if back >= 2:
+                        same_gap = back == (info >> _GAP_SHIFT) & _GAP_MASK
+                        gap, laps = back, ((info >> _LAPS_SHIFT) + 1 if same_gap else 2)
+                    words[at + 2] = info & ~_LIVE  # replayed: this step carries the cycle on
+                    break
         at = base + 3 * (step % slots) + 2
         words[at] = (
             (words[at] & CallRing.FAILED) | _LIVE | (gap << _GAP_SHIFT) | (laps << _LAPS_SHIFT)
@@ -559,6 +588,11 @@ class RealWorldRules:
         size = max_gap + 1
         best = unit = 0
         best_slot = size
+        # Only a call with a gap can carry a running cycle. When every info word of the ring
+        # is one of the gapless values (the usual case: no cycle runs), one C-level set test
+        # spares the walk below.
+        if set(words[base + 2 : base + 3 * slots : 3]) <= _NO_GAP_INFOS:
+            return 0, 0, False
         for back in range(span + 1):
             info = words[base + 3 * ((step - back) % slots) + 2]
             if info & _LIVE:
@@ -584,18 +618,22 @@ class RealWorldRules:
         earlier = (words[ring.at(step - max_gap) + 2] >> _GAP_SHIFT) & _GAP_MASK
         words[ring.at(step) + 2] |= earlier << _GAP_SHIFT
 
-    def _edit(self, words: array, tool: str, canonical: str, arguments: Any, cfg) -> int:
-        """Consecutive edit-like calls with equal digit-less arguments. The count is not zero
-        only while the previous call was a counted edit."""
+    def _edit(self, words: array, tool: str, canonical: str, raw: bytes, cfg) -> int:
+        """Consecutive edit-like calls with equal digit-less arguments (``raw``: the call's
+        canonical JSON). The count is not zero only while the previous call was a counted
+        edit."""
         names = _lowered(cfg.tools)
         if canonical not in names and tool.lower() not in names:
             words[self.edit_count] = 0
             return 0
-        raw = canonical_json(arguments)
         if len(raw) < cfg.min_chars:
             words[self.edit_count] = 0
             return 0
-        folded = hash_bytes(tool.encode("utf-8", "replace") + b"\x00" + _DIGITS.sub(b"", raw))
+        # Deleting the ASCII digits (what rb"\d+" matches in bytes) with bytes.translate: C
+        # speed, against ~9 ns per byte for the regex engine's scan.
+        folded = hash_bytes(
+            tool.encode("utf-8", "replace") + b"\x00" + raw.translate(None, _DIGITS)
+        )
         count = words[self.edit_count]
         count = count + 1 if count and folded == words[self.edit_key] else 1
         words[self.edit_key] = folded

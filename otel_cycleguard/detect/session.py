@@ -95,6 +95,7 @@ class _Plan:
     session holds no per-session copy of any of it."""
 
     __slots__ = (
+        "_traits",
         "category",
         "detector",
         "error",
@@ -125,6 +126,45 @@ class _Plan:
         self.poll = PollNoProgress()
         self.error = ErrorStreak(layout, profile.error_streak)
         self.rules = RealWorldRules(layout, ring)
+        self._traits: dict[tuple[str, str, str, str], _Traits] = {}
+
+    def traits(self, tool: str, kind: ToolKind) -> _Traits:
+        """What category_streak needs of a call that depends only on its tool and kind: the
+        name hashes, whether the tool is progress-aware, the thresholds. Memoised (bounded):
+        working them out on every call cost more than the rest of category_streak."""
+        key = (tool, kind.canonical, kind.category, kind.override_key)
+        traits = self._traits.get(key)
+        if traits is None:
+            det = self.detector
+            progress_aware = (
+                kind.canonical in det.progress_aware or tool.lower() in det.progress_aware
+            )
+            warn, term = _category_thresholds(self.profile, tool, kind)
+            if len(self._traits) >= _NAME_CACHE_LIMIT:
+                self._traits.clear()
+            traits = self._traits[key] = (
+                det.name_hash(kind.category),
+                det.name_hash(tool) if progress_aware else 0,
+                progress_aware,
+                warn,
+                term,
+            )
+        return traits
+
+
+# (category name hash, tool name hash or 0, progress-aware, warn, term): see _Plan.traits
+_Traits = tuple[int, int, bool, int, int]
+
+
+def _category_thresholds(profile: ProfileConfig, tool: str, kind: ToolKind) -> tuple[int, int]:
+    cfg = profile.category_streak
+    overrides = cfg.tool_overrides
+    if overrides:
+        th = overrides.get(tool) or overrides.get(tool.lower()) or overrides.get(kind.override_key)
+        if th is not None:
+            return th.warn, th.term
+    th = cfg.exploration if kind.category == "exploration" else cfg.action
+    return th.warn, th.term
 
 
 class SessionDetector:
@@ -193,7 +233,7 @@ class SessionDetector:
         step = self.tool_calls
         self.tool_calls += 1
         kind = det.categorizer.classify(tool, call.arguments, call.read_only)
-        key = det.normalizer.args_hash(tool, call.arguments)
+        key, canonical_args = det.normalizer.call_key(tool, call.arguments)
         result_text = det.normalizer.result_text(tool, call.result)
         result = det.normalizer.text_hash(result_text)
         error = plan.error
@@ -228,16 +268,9 @@ class SessionDetector:
                 unit=(tool,),
             )
 
-        progress_aware = kind.canonical in det.progress_aware or tool.lower() in det.progress_aware
+        category_hash, tool_hash, progress_aware, warn, term = plan.traits(tool, kind)
         category = plan.category
-        count = category.observe(
-            words,
-            det.name_hash(kind.category),
-            det.name_hash(tool) if progress_aware else 0,
-            key,
-            progress_aware,
-        )
-        warn, term = self._category_thresholds(tool, kind)
+        count = category.observe(words, category_hash, tool_hash, key, progress_aware)
         level = category.check(words, count, warn, term)
         if level is not None:
             self._fire(fired, Dimension.CATEGORY_STREAK, level, count, warn, term, tool, kind, step)
@@ -299,6 +332,7 @@ class SessionDetector:
             key,
             result,
             call.arguments,
+            canonical_args,
             failed,
             identical_count,
             self._recent_tools,
@@ -310,9 +344,11 @@ class SessionDetector:
             self._observe_state(fired, call.state_fingerprint, tool, kind, step, None)
 
         budget = profile.budget
-        tracker = self._budget_tracker(0)
+        tracker = self._budget
         if tracker is None:
-            return fired
+            if not budget.enabled:
+                return fired  # (what _budget_tracker(0) says, without the call)
+            tracker = self._budget = Budget()
         crossed = tracker.observe(
             budget,
             tool_call=True,
@@ -454,20 +490,6 @@ class SessionDetector:
         if tracker is None and (self._plan.profile.budget.enabled or tokens > 0):
             tracker = self._budget = Budget()
         return tracker
-
-    def _category_thresholds(self, tool: str, kind: ToolKind) -> tuple[int, int]:
-        cfg = self._plan.profile.category_streak
-        overrides = cfg.tool_overrides
-        if overrides:
-            th = (
-                overrides.get(tool)
-                or overrides.get(tool.lower())
-                or overrides.get(kind.override_key)
-            )
-            if th is not None:
-                return th.warn, th.term
-        th = cfg.exploration if kind.category == "exploration" else cfg.action
-        return th.warn, th.term
 
     def _observe_state(
         self,

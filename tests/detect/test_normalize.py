@@ -248,6 +248,34 @@ def test_fast_default_mask_equals_the_documented_single_alternation(text):
     assert N.mask(text) == REFERENCE_MASK.sub("#", text)
 
 
+ASCII_VOLATILE = st.sampled_from(
+    [*"0123456789abcdefABCDEFxpidPID-:/. T+Z,=smun_#\n\t\x1c", "sec", "pid ", "0x", "ms ", "word "]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=st.lists(ASCII_VOLATILE, max_size=80).map("".join)
+    | st.text(alphabet=st.characters(max_codepoint=127), max_size=300)
+)
+def test_ascii_fast_mask_equals_the_documented_single_alternation(text):
+    # ASCII text takes its own path (the digit-led pass run only at digits, or over the whole
+    # text when digits are dense): the same result
+    assert N.mask(text) == REFERENCE_MASK.sub("#", text)
+
+
+def test_ascii_mask_sparse_and_dense_digits():
+    prose = "the run took 1234 steps and 5.5s on host db1 " * 20
+    dense = "1 2 3 45 6789 0x1f 12:34:56 2024-01-02 " * 20
+    for text in (prose, dense, prose + dense, "no digits at all", "7"):
+        assert N.mask(text) == REFERENCE_MASK.sub("#", text)
+
+
+def test_call_key_is_the_args_hash_and_the_canonical_json():
+    args = {"b": [1, 2], "a": "x"}
+    assert N.call_key("edit", args) == (N.args_hash("edit", args), canonical_json(args))
+
+
 def test_custom_patterns_and_defaults_mask_together():
     both = Normalizer([r"req-[a-z]+"])
     assert both.mask("req-abc at line 12345 pid 7") == "# at line # #"

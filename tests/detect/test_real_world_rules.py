@@ -227,6 +227,14 @@ def test_command_exit_reads_last_segment_and_code():
     assert command_exit({"command": "make"}, "no exit code here") == (None, None)
 
 
+def test_command_exit_reads_any_case_and_non_ascii_case_folds():
+    # ASCII output takes a substring pre-check; the regex (re.I) decides the rest alike
+    assert command_exit({"command": "make"}, "make: EXIT CODE 3") == ("make", 3)
+    assert command_exit({"command": "make"}, "<ReturnCode>4</ReturnCode>") == ("make", 4)
+    assert command_exit({"command": "make"}, "exited with status 5") == ("make", 5)
+    assert command_exit({"command": "make"}, "exıt code 2") == ("make", 2)  # dotless i
+
+
 def test_linter_exiting_16_does_not_build_an_error_streak():
     s = session("coding")
     calls = [
