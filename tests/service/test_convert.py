@@ -1,8 +1,7 @@
-"""The service's protobuf conversion equals the plain one on the real encoder's output."""
+"""The service's protobuf conversion gives back the SDK's spans, through the real encoder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -17,61 +16,34 @@ from otel_cycleguard.service.convert import from_protobuf, from_request
 from otel_cycleguard.spans import SpanData, SpanEvent
 
 
-def ref_value(v: Any) -> Any:
-    kind = v.WhichOneof("value")
-    if kind == "string_value":
-        return v.string_value
-    if kind == "int_value":
-        return v.int_value
-    if kind == "bool_value":
-        return v.bool_value
-    if kind == "double_value":
-        return v.double_value
-    if kind == "array_value":
-        return tuple(ref_value(item) for item in v.array_value.values)
-    if kind == "kvlist_value":
-        return ref_attributes(v.kvlist_value.values)
-    if kind == "bytes_value":
-        return v.bytes_value.hex()
-    return None
-
-
-def ref_attributes(items: Iterable[Any]) -> dict[str, Any]:
-    out = {}
-    for kv in items:
-        value = ref_value(kv.value)
-        if value is not None:
-            out[kv.key] = value
+def expected(spans: list[ReadableSpan], extra: dict[str, Any]) -> list[SpanData]:
+    """What conversion must give, read from the SDK's own spans (not from the protobuf): the
+    source of truth the encoder and both decoders sit between. ``extra`` are the attributes
+    added to the first span on the wire (values the SDK cannot set)."""
+    out = []
+    for n, span in enumerate(spans):
+        ctx, parent = span.context, span.parent
+        attributes = dict(span.attributes or {})
+        if n == 0:
+            attributes.update(extra)
+        out.append(
+            SpanData(
+                trace_id=f"{ctx.trace_id:032x}",
+                span_id=f"{ctx.span_id:016x}",
+                name=span.name,
+                parent_span_id=f"{parent.span_id:016x}" if parent is not None else None,
+                start_ns=span.start_time or 0,
+                end_ns=span.end_time or 0,
+                attributes=attributes,
+                events=tuple(
+                    SpanEvent(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events
+                ),
+                status_error=span.status.status_code is StatusCode.ERROR,
+                status_message=span.status.description or None,
+                resource=dict(span.resource.attributes),
+            )
+        )
     return out
-
-
-def ref_spans(request: ExportTraceServiceRequest) -> list[SpanData]:
-    """The conversion written plainly: every field read, every value by ``WhichOneof``."""
-    spans = []
-    for rs in request.resource_spans:
-        resource = ref_attributes(rs.resource.attributes)
-        for ss in rs.scope_spans:
-            for span in ss.spans:
-                parent = span.parent_span_id
-                spans.append(
-                    SpanData(
-                        trace_id=span.trace_id.hex(),
-                        span_id=span.span_id.hex(),
-                        name=span.name,
-                        parent_span_id=parent.hex() if parent.strip(b"\0") else None,
-                        start_ns=span.start_time_unix_nano,
-                        end_ns=span.end_time_unix_nano,
-                        attributes=ref_attributes(span.attributes),
-                        events=tuple(
-                            SpanEvent(e.name, ref_attributes(e.attributes), e.time_unix_nano)
-                            for e in span.events
-                        ),
-                        status_error=span.status.code == 2,
-                        status_message=span.status.message or None,
-                        resource=resource,
-                    )
-                )
-    return spans
 
 
 def sdk_spans() -> list[ReadableSpan]:
@@ -111,8 +83,9 @@ def sdk_spans() -> list[ReadableSpan]:
     return list(exporter.get_finished_spans())
 
 
-def test_protobuf_conversion_equals_the_plain_one() -> None:
-    request = encode_spans(sdk_spans())
+def test_protobuf_conversion_gives_back_the_sdk_spans() -> None:
+    source = sdk_spans()
+    request = encode_spans(source)
     # values the SDK cannot set: bytes and key-value lists
     extra = request.resource_spans[0].scope_spans[0].spans[0].attributes
     kv = extra.add(key="blob")
@@ -124,7 +97,8 @@ def test_protobuf_conversion_equals_the_plain_one() -> None:
     body = request.SerializeToString()
     parsed = ExportTraceServiceRequest()
     parsed.ParseFromString(body)
-    want = ref_spans(parsed)
+    # bytes become hex, a key-value list a dict, an unset value is dropped
+    want = expected(source, {"blob": "0102", "map": {"k": "v"}})
     for got in (from_protobuf(body).spans, from_request(parsed).spans):
         assert len(got) == len(want) == 11
         assert list(map(repr, got)) == list(map(repr, want))  # repr tells 1, 1.0, True apart
