@@ -16,9 +16,14 @@ quality/sample.txt and quality/sample2.txt. If a bin has fewer remaining runs th
 share, the shortfall is drawn at random from the stratum's other remaining runs (this only
 matters for multiswe_sweagent_java success, which has few runs left).
 
+Round 4 (seed 2030, 40 runs) is a third out-of-sample check, drawn after the labelling rules
+were frozen: the same quotas as round 3, the same strata, length bins and top-up, excluding
+every run in quality/sample.txt, quality/sample2.txt and quality/sample3.txt.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
+       python quality/sample.py --round 4 > quality/sample4.txt
 """
 import argparse
 import json
@@ -65,6 +70,9 @@ QUOTA3 = {
     ("react_hotpotqa", True): 2,
     ("react_hotpotqa", False): 3,
 }
+# Round 4: the same quotas as round 3.
+SEED4 = 2030
+QUOTA4 = dict(QUOTA3)
 N_BINS = 4
 
 
@@ -94,7 +102,7 @@ def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3))
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
@@ -113,7 +121,14 @@ def main():
         else:
             with open(os.path.join(HERE, "sample2.txt")) as f:
                 assert second == [l.strip() for l in f if l.strip()], "sample2.txt differs from round 2"
-            chosen = draw(strata, QUOTA3, SEED3, exclude=first | frozenset(second), top_up=True)
+            third = draw(strata, QUOTA3, SEED3, exclude=first | frozenset(second), top_up=True)
+            if a.round == 3:
+                chosen = third
+            else:
+                with open(os.path.join(HERE, "sample3.txt")) as f:
+                    assert third == [l.strip() for l in f if l.strip()], "sample3.txt differs from round 3"
+                chosen = draw(strata, QUOTA4, SEED4, exclude=first | frozenset(second) | frozenset(third),
+                              top_up=True)
     for rid in chosen:
         print(rid)
 
