@@ -13,7 +13,15 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-__all__ = ["ACTION", "EXPLORATION", "Categorizer", "ToolKind", "command_text", "edits_files"]
+__all__ = [
+    "ACTION",
+    "EXPLORATION",
+    "Categorizer",
+    "ToolKind",
+    "command_text",
+    "command_words",
+    "edits_files",
+]
 
 EXPLORATION: Final = "exploration"
 ACTION: Final = "action"
@@ -310,6 +318,22 @@ def _is_readonly_command(arguments: Any) -> bool:
         return False
 
 
+_ASSIGN = re.compile(r"^\w+=")
+_PREFIX_COMMANDS = frozenset({"sudo", "env", "time", "!", "nohup"})
+
+
+def command_words(command: str) -> list[str]:
+    """The words of one simple command, from the command it runs: ``sudo``, ``env``,
+    ``time``, ``nohup``, ``!`` and ``VAR=value`` prefixes skipped, the first word's directory
+    dropped (``/usr/bin/find`` is ``find``)."""
+    words = command.split()
+    while words and (words[0] in _PREFIX_COMMANDS or _ASSIGN.match(words[0])):
+        words = words[1:]
+    if words:
+        words[0] = words[0].rsplit("/", 1)[-1]
+    return words
+
+
 # -- commands that change files (what an agent without an edit tool edits with) ---------------
 
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
@@ -339,16 +363,15 @@ def edits_files(arguments: Any) -> bool:
         if not text:
             return False
         text = text[:4096]
-        if "<<" in text:  # the body follows the line that opens the here-document
-            text = text.split("<<", 1)[0] + "<<" + text.split("<<", 1)[1].split("\n", 1)[0]
+        head, opens, body = text.partition("<<")
+        if opens:  # the body follows the line that opens the here-document
+            text = head + opens + body.split("\n", 1)[0]
         text = _QUOTED.sub("''", text)
         for item in _COMMAND_ITEMS.split(text):
-            words = item.split()
-            while words and (words[0] in ("sudo", "env", "time", "nohup") or "=" in words[0]):
-                words = words[1:]
+            words = command_words(item)
             if not words:
                 continue
-            command = words[0].rsplit("/", 1)[-1]
+            command = words[0]
             if command in _ALWAYS_WRITERS:
                 return True
             if command in ("sed", "perl") and any(_IN_PLACE.match(w) for w in words[1:]):

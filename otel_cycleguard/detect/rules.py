@@ -54,7 +54,7 @@ from otel_cycleguard.config import (
     ErrorStreakConfig,
     ProfileConfig,
 )
-from otel_cycleguard.detect.categories import command_text, edits_files
+from otel_cycleguard.detect.categories import command_text, command_words, edits_files
 from otel_cycleguard.detect.dimensions import CallRing, Layout, _lowered, check_lane, clear_lane
 from otel_cycleguard.detect.normalize import hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
@@ -188,15 +188,6 @@ def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return value
 
 
-def _stage_words(stage: str) -> list[str]:
-    words = stage.split()
-    while words and (words[0] in ("sudo", "env", "time", "!", "nohup") or _ASSIGN.match(words[0])):
-        words = words[1:]
-    if words:
-        words[0] = words[0].rsplit("/", 1)[-1]
-    return words
-
-
 def _is_lookup(words: list[str], lookups: frozenset[str]) -> bool:
     name = words[0]
     if len(words) > 1 and f"{name} {words[1]}" in lookups:
@@ -235,14 +226,14 @@ def empty_lookup(arguments: Any, result_text: str, lookups: tuple[str, ...]) -> 
     item = _STDERR_REDIRECT.sub(" ", items[-1])
     if ">" in item:
         return False  # output redirected away: empty by construction
-    stages = [_stage_words(s) for s in item.split("|")]
+    stages = [command_words(s) for s in item.split("|")]
     wanted = frozenset(lookups)
     for words in reversed(stages):
         if not words:
             return False
         if words[0] == "xargs":
             rest = [w for w in words[1:] if not w.startswith("-")]
-            if rest and _is_lookup(_stage_words(" ".join(rest)), wanted):
+            if rest and _is_lookup(command_words(" ".join(rest)), wanted):
                 break
         if _is_lookup(words, wanted):
             break

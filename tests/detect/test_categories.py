@@ -6,7 +6,13 @@ import pytest
 
 from otel_cycleguard.config import load_config
 from otel_cycleguard.detect import Detector, Dimension, ToolCall
-from otel_cycleguard.detect.categories import ACTION, EXPLORATION, Categorizer, edits_files
+from otel_cycleguard.detect.categories import (
+    ACTION,
+    EXPLORATION,
+    Categorizer,
+    command_words,
+    edits_files,
+)
 
 C = Categorizer()
 
@@ -243,3 +249,15 @@ def test_edits_files_never_raises_on_odd_input():
     for odd in (None, b"sed -i x", 12, {"command": 5}, {"command": ["sed", "-i", "s/a/b/", "f"]}):
         assert edits_files(odd) in (True, False)
     assert edits_files("sed -i s/a/b/ f") is True
+
+
+def test_command_words_start_at_the_command_that_runs():
+    assert command_words("FOO=1 BAR=2 nohup time /usr/bin/find / -name x") == [
+        "find",
+        "/",
+        "-name",
+        "x",
+    ]
+    assert command_words("sudo env A=1 sed -i s/a/b/ f") == ["sed", "-i", "s/a/b/", "f"]
+    assert command_words("! grep -q x f") == ["grep", "-q", "x", "f"]
+    assert command_words("   ") == []
