@@ -25,7 +25,10 @@ Metrics per rule set:
 - median delay: first TERM inside the terminal episode minus its first_step, in steps and in
   repetitions (steps / length of the episode's unit);
 - loop-free runs (has_loop false) with any TERM; successful runs (outcome_success true) with
-  any TERM; successful runs that would have been terminated.
+  any TERM; successful runs that would have been terminated;
+- successful runs whose result the termination would lose: see :func:`termination_keeps_result`.
+  Termination saves progress (SPEC §3.5), so a run stopped after its work was done keeps its
+  result when the result is the work itself.
 
 A TERM fired on a model turn (``text_loop``) is placed at the next tool call's index, as the
 rubric places text episodes.
@@ -63,6 +66,7 @@ from otel_cycleguard.analyze.formats import document_spans  # noqa: E402
 from otel_cycleguard.analyze.replay import Replayer  # noqa: E402
 from otel_cycleguard.config import CycleGuardConfig, load_config  # noqa: E402
 from otel_cycleguard.conventions import SpanRole  # noqa: E402
+from otel_cycleguard.detect.categories import ACTION, Categorizer, edits_files  # noqa: E402
 from otel_cycleguard.detect.normalize import canonical_json  # noqa: E402
 from otel_cycleguard.spans import SpanData  # noqa: E402
 
@@ -259,6 +263,38 @@ REFERENCES = {
 }
 
 
+# -- does a termination cost the run its result? -------------------------------------------------
+
+# Sources whose result is the repository the agent leaves behind: the harness submits the
+# working tree's diff however the run ends (SWE-agent records ``submitted (exit_cost)`` when its
+# cost limit stops a run; mini-swe-agent's result is ``git diff``). A termination that saves
+# progress hands over the same diff, so it costs the result only if work changes after it.
+# For the other sources (tau-bench: the conversation and the booking actions; HotpotQA: the
+# final answer) every termination is counted as losing the result.
+DIFF_JUDGED_SOURCES = frozenset({"multiswe_sweagent_java", "mini_swe_gemini3"})
+
+
+def may_change_work(call: Call, categorizer: Categorizer) -> bool:
+    """Whether a call can change the repository: a shell command that edits files (even one
+    that fails later in its line), or a successful call of an action tool (edit, create, an
+    exec that is not read-only, any tool the categories do not know). Deliberately generous:
+    a successful build or test run counts too."""
+    args = call.args.decode("utf-8", "replace")
+    if edits_files(args):
+        return True
+    return not call.error and categorizer.classify(call.tool, args).category == ACTION
+
+
+def termination_keeps_result(source: str, calls: list[Call], terminated_at: int) -> bool:
+    """True when stopping at tool call ``terminated_at`` (after it ran) leaves the run's
+    result as it was at the real end: a diff-judged source and no call after it that may
+    change the work."""
+    if source not in DIFF_JUDGED_SOURCES:
+        return False
+    categorizer = Categorizer()
+    return not any(may_change_work(c, categorizer) for c in calls[terminated_at + 1 :])
+
+
 # -- scoring ------------------------------------------------------------------------------------
 
 
@@ -275,6 +311,7 @@ class Score:
     successful: int = 0
     successful_term: int = 0
     successful_terminated: int = 0
+    successful_result_lost: int = 0
     misses: list[str] = field(default_factory=list)
     false_alarms: list[str] = field(default_factory=list)
 
@@ -289,7 +326,7 @@ def terminal_span(label: dict[str, Any]) -> tuple[int, int, int] | None:
     return first, max(e["last_step"] for e in eps), max(1, len(primary.get("unit") or [1]))
 
 
-def score(label: dict[str, Any], outcome: Outcome, sc: Score) -> None:
+def score(label: dict[str, Any], outcome: Outcome, sc: Score, calls: list[Call]) -> None:
     run = label["run_id"]
     terms = outcome.terms
     for ep in label["episodes"]:
@@ -322,6 +359,8 @@ def score(label: dict[str, Any], outcome: Outcome, sc: Score) -> None:
             sc.successful_term += 1
         if outcome.terminated_at is not None:
             sc.successful_terminated += 1
+            if not termination_keeps_result(label["source"], calls, outcome.terminated_at):
+                sc.successful_result_lost += 1
 
 
 def _pct(n: int, d: int) -> str:
@@ -346,6 +385,10 @@ ROWS = (
     (
         "successful runs that would be terminated",
         lambda s: _pct(s.successful_terminated, s.successful),
+    ),
+    (
+        "successful runs whose result a termination would lose",
+        lambda s: _pct(s.successful_result_lost, s.successful),
     ),
 )
 
@@ -398,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, rules in REFERENCES.items():
             outcomes[name] = _ladder(calls, rules)
         for name, outcome in outcomes.items():
-            score(label, outcome, scores[name])
+            score(label, outcome, scores[name], calls)
         cg = outcomes["cycleguard"]
         if label["has_loop"] or cg.terms:
             eps = ", ".join(
@@ -447,9 +490,15 @@ def whole_corpus(
         row[1] += bool(outcome.terms)
         row[2] += outcome.terminated_at is not None
         if success and outcome.terms:
+            ended = ""
+            if outcome.terminated_at is not None:
+                kept = termination_keeps_result(
+                    record["source"], tool_calls(spans), outcome.terminated_at
+                )
+                ended = f" terminated (result {'kept' if kept else 'lost'})"
             flagged.append(
                 f"{run_id}: TERM {list(zip(outcome.terms, outcome.dimensions, strict=False))}"
-                f"{' terminated' if outcome.terminated_at is not None else ''}"
+                + ended
             )
     print("\nwhole corpus (cycleguard): runs / with a TERM / would be terminated")
     if markdown:
