@@ -20,10 +20,15 @@ Round 4 (seed 2030, 40 runs) is a third out-of-sample check, drawn after the lab
 were frozen: the same quotas as round 3, the same strata, length bins and top-up, excluding
 every run in quality/sample.txt, quality/sample2.txt and quality/sample3.txt.
 
+Round 5 (seed 2031, 40 runs) is a fourth out-of-sample check, drawn after the rules were
+frozen at the end of round 4: the same quotas, strata, length bins and top-up, excluding every
+run of rounds 1-4.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
        python quality/sample.py --round 4 > quality/sample4.txt
+       python quality/sample.py --round 5 > quality/sample5.txt
 """
 import argparse
 import json
@@ -73,6 +78,9 @@ QUOTA3 = {
 # Round 4: the same quotas as round 3.
 SEED4 = 2030
 QUOTA4 = dict(QUOTA3)
+# Round 5: the same quotas as round 3.
+SEED5 = 2031
+QUOTA5 = dict(QUOTA3)
 N_BINS = 4
 
 
@@ -102,7 +110,7 @@ def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4))
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
@@ -127,8 +135,14 @@ def main():
             else:
                 with open(os.path.join(HERE, "sample3.txt")) as f:
                     assert third == [l.strip() for l in f if l.strip()], "sample3.txt differs from round 3"
-                chosen = draw(strata, QUOTA4, SEED4, exclude=first | frozenset(second) | frozenset(third),
-                              top_up=True)
+                earlier = first | frozenset(second) | frozenset(third)
+                fourth = draw(strata, QUOTA4, SEED4, exclude=earlier, top_up=True)
+                if a.round == 4:
+                    chosen = fourth
+                else:
+                    with open(os.path.join(HERE, "sample4.txt")) as f:
+                        assert fourth == [l.strip() for l in f if l.strip()], "sample4.txt differs from round 4"
+                    chosen = draw(strata, QUOTA5, SEED5, exclude=earlier | frozenset(fourth), top_up=True)
     for rid in chosen:
         print(rid)
 
