@@ -293,7 +293,10 @@ class SameErrorConfig(_WindowCounts):
     ``command not found``, the same install timing out, the same empty search) while the
     commands around it change, so neither the identical-call rules nor the consecutive streak
     see it. Silent while the failures are one streak of the identical call
-    (``repeated_failure``'s). The built-in profiles: ``general`` 5 of 16, ``coding`` and
+    (``repeated_failure``'s). A failure the next call corrects (the same tool, for a shell the
+    same command and first argument, now succeeding) is a slip, not a wall, and is not counted:
+    an agent that keeps naming a file the search tool cannot find and then its full path is
+    making progress each time. The built-in profiles: ``general`` 5 of 16, ``coding`` and
     ``subagent`` 3 of 16 and of 12 (on the development corpus no successful coding run
     repeats one error more than twice between edits).
     """

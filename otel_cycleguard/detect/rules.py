@@ -336,6 +336,7 @@ class RealWorldRules:
         "density_run",
         "edit_count",
         "edit_key",
+        "failed_action",
         "lanes",
         "layout",
         "ring",
@@ -349,6 +350,8 @@ class RealWorldRules:
         self.density_bits = layout.words(_RULES, "density_bits")  # bit j: the call j ago failed
         self.density_calls = layout.words(_RULES, "density_calls")  # since the last progress
         self.density_run = layout.words(_RULES, "density_run")  # consecutive failures at the end
+        # same_error: what the last failure recorded did (``_action_hash``)
+        self.failed_action = layout.words(_RULES, "failed_action")
         # gates of replay_cycle, near_duplicate_edit, repeated_failure, recurring_failure,
         # failure_density, same_error
         self.lanes = tuple(layout.lane(_RULES) for _ in range(6))
@@ -496,6 +499,18 @@ class RealWorldRules:
             if progress:
                 count, same = 0, None  # the failures before the progress are forgotten
             elif output or same is not None:
+                if output:
+                    words[self.failed_action] = _action_hash(tool, canonical, arguments)
+                elif (
+                    same is not None
+                    and same[-2] == step - 1
+                    and not failed
+                    and words[self.failed_action] == _action_hash(tool, canonical, arguments)
+                ):
+                    # The same action failed just before and works now: that failure was a
+                    # slip this retry corrected (a retry that succeeds is not a wall), as when
+                    # a search names a file the tool cannot find and the next names its path.
+                    same = same[:-2] or None
                 count, same = recurrences(same, step, output, cfg_s.window)
             else:
                 count = 0  # no failure to record and none to forget: spare the call
@@ -647,6 +662,17 @@ class RealWorldRules:
             words[self.edit_count] = 0
             for lane in (replay_lane, edit_lane, fail_lane, recur_lane):
                 clear_lane(words, lane)
+
+
+def _action_hash(tool: str, canonical: str, arguments: Any) -> int:
+    """What kind of action a call is: its tool, and for a shell the command it runs and its first
+    argument (``apt-get install``, not ``apt-get``)."""
+    name = tool
+    if canonical in _EXEC_CANONICAL:
+        text = command_text(arguments)
+        words = command_words(text) if text else []
+        name = "\x00".join([tool, *words[:2]])
+    return hash_bytes(name.encode("utf-8", "replace")) or 1
 
 
 def recurrences(

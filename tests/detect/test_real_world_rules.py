@@ -602,6 +602,43 @@ def test_same_error_an_exec_call_that_edits_files_is_progress():
     assert terms(feed(off, calls), "same_error") == [(4, Dimension.ERROR_STREAK)]
 
 
+def _slip_then_fix(terms_):
+    """A search tool given a bare file name fails with one usage error; the next call, the same
+    tool with the full path, works. Each search looks for something new."""
+    calls = []
+    for term in terms_:
+        calls.append(("search_file", {"args": f"{term} Foo.java"}, "Error: file not found", True))
+        calls.append(("search_file", {"args": f"{term} /src/Foo.java"}, f"2 matches for {term}"))
+    return calls
+
+
+def test_same_error_forgets_a_failure_the_next_call_of_the_same_tool_corrects():
+    s = session("coding")
+    assert terms(feed(s, _slip_then_fix(["alpha", "beta", "gamma", "delta", "omega"]))) == []
+
+
+def test_same_error_still_counts_a_wall_that_other_successful_calls_walk_around():
+    calls = []
+    for i in range(3):  # the same error from a new command each time, a look-around in between
+        calls.append(("search_file", {"args": f"term{i} Foo.java"}, "Error: file not found", True))
+        calls.append(("open", {"args": f"src/Other{i}.java"}, f"file {i}"))
+    assert terms(feed(session("coding"), calls), "same_error") == [(4, Dimension.ERROR_STREAK)]
+
+
+def test_same_error_a_shell_retry_corrects_only_the_same_command_and_first_argument():
+    timeout = "EXECUTION TIMED OUT"
+    wall = []
+    for i in range(3):  # install times out; a different apt-get subcommand working fixes nothing
+        wall.append(("bash", {"command": "apt-get install -y default-jdk"}, timeout, True))
+        wall.append(("bash", {"command": f"apt-get update -q{i}"}, f"Reading lists {i}"))
+    assert terms(feed(session("coding"), wall), "same_error") == [(4, Dimension.ERROR_STREAK)]
+    slips = []
+    for i in range(3):  # the same install, corrected right away each time
+        slips.append(("bash", {"command": f"pip install pkg{i}=1"}, "Invalid requirement", True))
+        slips.append(("bash", {"command": f"pip install pkg{i}==1"}, f"Installed pkg{i}"))
+    assert terms(feed(session("coding"), slips), "same_error") == []
+
+
 def test_same_error_leaves_one_streak_of_the_identical_call_to_repeated_failure():
     s = session("coding")
     fired = feed(s, [("bash", {"command": "mvn test"}, "mvn: command not found", True)] * 4)
