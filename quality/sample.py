@@ -24,11 +24,16 @@ Round 5 (seed 2031, 40 runs) is a fourth out-of-sample check, drawn after the ru
 frozen at the end of round 4: the same quotas, strata, length bins and top-up, excluding every
 run of rounds 1-4.
 
+Round 6 (seed 2032) is a fifth out-of-sample check, drawn after the round-5 fix to
+``same_error``: the same quotas, strata, length bins and top-up, excluding every run of
+rounds 1-5.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
        python quality/sample.py --round 4 > quality/sample4.txt
        python quality/sample.py --round 5 > quality/sample5.txt
+       python quality/sample.py --round 6 > quality/sample6.txt
 """
 import argparse
 import json
@@ -81,6 +86,9 @@ QUOTA4 = dict(QUOTA3)
 # Round 5: the same quotas as round 3.
 SEED5 = 2031
 QUOTA5 = dict(QUOTA3)
+# Round 6: the same quotas as round 3.
+SEED6 = 2032
+QUOTA6 = dict(QUOTA3)
 N_BINS = 4
 
 
@@ -110,7 +118,7 @@ def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5))
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5, 6))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
@@ -142,7 +150,15 @@ def main():
                 else:
                     with open(os.path.join(HERE, "sample4.txt")) as f:
                         assert fourth == [l.strip() for l in f if l.strip()], "sample4.txt differs from round 4"
-                    chosen = draw(strata, QUOTA5, SEED5, exclude=earlier | frozenset(fourth), top_up=True)
+                    earlier |= frozenset(fourth)
+                    fifth = draw(strata, QUOTA5, SEED5, exclude=earlier, top_up=True)
+                    if a.round == 5:
+                        chosen = fifth
+                    else:
+                        with open(os.path.join(HERE, "sample5.txt")) as f:
+                            assert fifth == [l.strip() for l in f if l.strip()], "sample5.txt differs"
+                        chosen = draw(strata, QUOTA6, SEED6, exclude=earlier | frozenset(fifth),
+                                      top_up=True)
     for rid in chosen:
         print(rid)
 
