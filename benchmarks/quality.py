@@ -363,6 +363,19 @@ def score(label: dict[str, Any], outcome: Outcome, sc: Score, calls: list[Call])
                 sc.successful_result_lost += 1
 
 
+def complete_label(label: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """A label with what the rubric's record derives filled in when a labeller left it out:
+    ``source`` and ``outcome_success`` from the corpus's runs.jsonl, ``has_loop`` from the
+    episodes (so labels made elsewhere, with only run ids and episodes, score the same)."""
+    label = dict(label)
+    label.setdefault("episodes", [])
+    label.setdefault("source", record["source"])
+    label.setdefault("outcome_success", (record.get("outcome") or {}).get("success"))
+    label.setdefault("has_loop", bool(label["episodes"]))
+    label.setdefault("terminal_loop", False)
+    return label
+
+
 def _pct(n: int, d: int) -> str:
     # one decimal: 18/19 is 94.7 %, not a rounded-up 95 %
     return f"{n}/{d} ({100.0 * n / d:.1f} %)" if d else "0/0"
@@ -430,6 +443,18 @@ def main(argv: list[str] | None = None) -> int:
     if a.round:
         labels = [label for label in labels if label.get("round", 1) in a.round]
     index = corpus_index(a.corpus)
+    missing = [label["run_id"] for label in labels if label["run_id"] not in index]
+    if missing:
+        print(
+            f"{len(missing)} labelled runs are not in {a.corpus}/runs.jsonl and are left out, "
+            f"e.g. {missing[0]}",
+            file=sys.stderr,
+        )
+    labels = [
+        complete_label(label, index[label["run_id"]])
+        for label in labels
+        if label["run_id"] in index
+    ]
     by_id = {label["run_id"]: label for label in labels}
 
     scores = {"cycleguard": Score(), **{name: Score() for name in REFERENCES}}

@@ -68,3 +68,22 @@ def test_a_successful_unknown_tool_after_the_stop_counts_as_a_change(quality) ->
 def test_runs_not_judged_on_their_diff_always_lose_the_result(quality) -> None:
     assert not quality.termination_keeps_result("taubench", _calls(quality, []), 3)
     assert not quality.termination_keeps_result("react_hotpotqa", _calls(quality, []), 3)
+
+
+def test_a_label_with_only_episodes_is_completed_from_the_corpus_record(quality) -> None:
+    record = {"source": "taubench", "outcome": {"success": True}}
+    episode = {"type": "cycle", "first_step": 2, "last_step": 8, "escaped": False}
+    label = quality.complete_label({"run_id": "r", "episodes": [episode]}, record)
+    assert label["source"] == "taubench"
+    assert label["outcome_success"] is True
+    assert label["has_loop"] is True
+    assert label["terminal_loop"] is False
+
+
+def test_a_labellers_own_fields_win_over_the_corpus_record(quality) -> None:
+    record = {"source": "taubench", "outcome": {"success": True}}
+    label = quality.complete_label(
+        {"run_id": "r", "episodes": [], "outcome_success": False, "has_loop": False}, record
+    )
+    assert label["outcome_success"] is False
+    assert label["has_loop"] is False
