@@ -1,6 +1,6 @@
 """Throughput of ``cycleguard analyze``, measured against parsing the same file, in one run.
 
-Usage: ``python benchmarks/analyze.py [--spans 300000] [--corpus /work/shared/corpus]
+Usage: ``python benchmarks/analyze.py [--spans 300000] [--corpus ../shared/corpus]
 [--repeat 3] [--profile]``
 
 Builds (or reuses, under ``/tmp/cycleguard-bench/``) two OTLP JSON-lines files:
@@ -264,7 +264,14 @@ def bench(label: str, path: Path, repeat: int, profile: bool, split: bool = Fals
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=300_000)
-    parser.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus"))
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=next(
+            (p for p in (Path(__file__).resolve().parents[2] / "shared" / "corpus",) if p.is_dir()),
+            Path("/work/shared/corpus"),
+        ),
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--split", action="store_true", help="time analyze without detection")

@@ -36,7 +36,7 @@ rubric places text episodes.
 Usage::
 
     .venv/bin/python benchmarks/quality.py [--labels quality/labels.jsonl]
-        [--config quality/cycleguard.yaml] [--corpus /work/shared/corpus]
+        [--config quality/cycleguard.yaml] [--corpus ../shared/corpus]
         [--all]              # also replay all corpus runs (false alarms on successful runs)
         [--details]          # one line per labelled loop run and per false alarm
         [--markdown]         # the table as Markdown (for docs/quality.md)
@@ -70,7 +70,15 @@ from otel_cycleguard.detect.categories import ACTION, Categorizer, edits_files  
 from otel_cycleguard.detect.normalize import canonical_json  # noqa: E402
 from otel_cycleguard.spans import SpanData  # noqa: E402
 
-DEFAULT_CORPUS = "/work/shared/corpus"
+# ``../shared/corpus`` beside the repository (where the issue puts it), else this workplace's.
+DEFAULT_CORPUS = next(
+    (
+        path
+        for path in (os.path.join(os.path.dirname(ROOT), "shared", "corpus"), "/work/shared/corpus")
+        if os.path.isdir(path)
+    ),
+    "/work/shared/corpus",
+)
 DEFAULT_LABELS = os.path.join(ROOT, "quality", "labels.jsonl")
 DEFAULT_CONFIG = os.path.join(ROOT, "quality", "cycleguard.yaml")
 RUBRIC_LINK = "quality/RUBRIC.md"

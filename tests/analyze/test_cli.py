@@ -15,7 +15,19 @@ import pytest
 from otel_cycleguard.analyze import schema
 from otel_cycleguard.cli import main
 
-CORPUS = Path("/work/shared/corpus")
+# The development corpus: ``../shared/corpus`` beside the repository, else where this
+# workplace keeps it.
+CORPUS = next(
+    (
+        p
+        for p in (
+            Path(__file__).resolve().parents[3] / "shared" / "corpus",
+            Path("/work/shared/corpus"),
+        )
+        if p.is_dir()
+    ),
+    Path("/work/shared/corpus"),
+)
 T0 = 1_704_067_200_000_000_000
 
 
