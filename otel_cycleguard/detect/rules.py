@@ -110,7 +110,6 @@ _FIND_ACTIONS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls", "-fprintf", "-fprint0"}
 )
 _EMPTY_SEARCH_RESULTS = frozenset({""})
-_ASSIGN = re.compile(r"^\w+=")
 _EXEC_CANONICAL = frozenset({"exec"})
 _SEARCH_CANONICAL = frozenset(
     {"search_dir", "search_file", "find_file", "grep", "search", "search_files", "find", "glob"}
@@ -141,7 +140,8 @@ def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, i
     """(the command whose exit code the shell reports, that exit code) or Nones.
 
     The command is the first word of the last segment of the command line (after ``|``,
-    ``&&``, ``;``), skipping ``sudo`` and ``VAR=value`` prefixes; the exit code is read from
+    ``&&``, ``;``), as :func:`command_words` reads it (``sudo``, ``env``, ``time``, ``nohup``,
+    ``!`` and ``VAR=value`` prefixes skipped, its directory dropped); the exit code is read from
     the result (``<returncode>N</returncode>``, ``exit code N``, ``"exit_code": N``).
     """
     if not result_text:
@@ -164,12 +164,8 @@ def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, i
     segments = [s for s in _SEGMENTS.split(line) if s.strip()]
     if not segments:
         return None, code
-    words = segments[-1].split()
-    while words and (words[0] in ("sudo", "env", "time", "!") or _ASSIGN.match(words[0])):
-        words = words[1:]
-    if not words:
-        return None, code
-    return words[0].rsplit("/", 1)[-1], code
+    words = command_words(segments[-1])
+    return (words[0], code) if words else (None, code)
 
 
 def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:

@@ -227,6 +227,11 @@ def test_command_exit_reads_last_segment_and_code():
     assert command_exit({"command": "make"}, "no exit code here") == (None, None)
 
 
+def test_command_exit_skips_the_prefixes_command_words_skips():
+    line = "nohup env A=1 time /usr/local/bin/pylint src"
+    assert command_exit({"command": line}, "exit code: 16") == ("pylint", 16)
+
+
 def test_command_exit_reads_any_case_and_non_ascii_case_folds():
     # ASCII output takes a substring pre-check; the regex (re.I) decides the rest alike
     assert command_exit({"command": "make"}, "make: EXIT CODE 3") == ("make", 3)
