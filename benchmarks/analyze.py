@@ -1,7 +1,7 @@
 """Throughput of ``cycleguard analyze``, measured against parsing the same file, in one run.
 
 Usage: ``python benchmarks/analyze.py [--spans 300000] [--corpus ../shared/corpus]
-[--repeat 3] [--profile]``
+[--repeat 3] [--profile] [--split] [--jobs 2]``
 
 Builds (or reuses, under ``/tmp/cycleguard-bench/``) two OTLP JSON-lines files:
 
@@ -17,7 +17,8 @@ spans per second and the ratio analyze / parse-only. Targets: >= 100,000 spans/s
 <= 2.5x parse-only. ``--profile`` prints a cProfile of one analyze run per file. ``--split``
 also times analyze with the guard's ``observe_*`` stubbed out (no detection) and prints how
 one span's time splits: parse / convert to SpanData / replay (sessions, ordering, record
-extraction) / detection.
+extraction) / detection. ``--jobs N`` (default 2) also times ``analyze_paths(jobs=N)``, for
+information: N processes each read the whole file and replay a share of the sessions.
 """
 
 from __future__ import annotations
@@ -208,7 +209,9 @@ def analyze_without_detection(path: Path) -> object:
         CycleGuard.observe_tool_call, CycleGuard.observe_model_turn = saved
 
 
-def bench(label: str, path: Path, repeat: int, profile: bool, split: bool = False) -> bool:
+def bench(
+    label: str, path: Path, repeat: int, profile: bool, split: bool = False, jobs: int = 2
+) -> bool:
     size = path.stat().st_size
     t_parse, _ = best(repeat, lambda: parse_only(path))
     t_read, spans = best(repeat, lambda: read_only(path))
@@ -233,6 +236,12 @@ def bench(label: str, path: Path, repeat: int, profile: bool, split: bool = Fals
         f"target >= {TARGET_RATE:,} spans/s: {'PASS' if ok_rate else 'MISS'}   "
         f"target <= {TARGET_RATIO}x parse-only: {'PASS' if ok_ratio else 'MISS'}"
     )
+    if jobs > 1:
+        t_jobs, _ = best(repeat, lambda: analyze_paths([str(path)], jobs=jobs))
+        print(
+            f"analyze --jobs {jobs:<11} {t_jobs:8.3f} s  {spans / t_jobs:12,.0f} spans/s  "
+            f"{t_jobs / t_parse:5.2f}x parse  ({t_analyze / t_jobs:.2f}x one process)"
+        )
     if split:
         t_replay, _ = best(repeat, lambda: analyze_without_detection(path))
         print(
@@ -275,15 +284,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--split", action="store_true", help="time analyze without detection")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="also time analyze --jobs N (1: skip; default 2)"
+    )
     args = parser.parse_args(argv)
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, parser {PARSER}, best of {args.repeat}")
     results = [
-        bench("generated", generated_file(args.spans), args.repeat, args.profile, args.split)
+        bench(
+            "generated",
+            generated_file(args.spans),
+            args.repeat,
+            args.profile,
+            args.split,
+            args.jobs,
+        )
     ]
     corpus = corpus_file(args.corpus)
     if corpus is not None:
-        results.append(bench("corpus", corpus, args.repeat, args.profile, args.split))
+        results.append(bench("corpus", corpus, args.repeat, args.profile, args.split, args.jobs))
     else:
         print(f"\n(no corpus at {args.corpus}: skipped)")
     return 0 if all(results) else 1

@@ -9,6 +9,7 @@ To add a subcommand, write ``_add_<name>(subparsers)`` that registers its parser
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -118,7 +119,29 @@ def _add_analyze(subparsers: Any) -> None:
         help="show a progress line on stderr for inputs that take more than a second or two "
         "(default: only when stderr is a terminal)",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="replay with N processes, each reading the whole input and replaying a share of "
+        "the sessions (same report; about 1.5x faster with 2 on large inputs on 2 cores, N times the "
+        "memory); 'auto': one per CPU; default 1. Standard input is always read by one",
+    )
     parser.set_defaults(func=_run_analyze)
+
+
+def _jobs(value: str) -> int:
+    if value == "auto":
+        return os.cpu_count() or 1
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'auto', got {value!r}")
+    return jobs
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
@@ -137,6 +160,11 @@ def _run_analyze(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     except OSError as exc:
         raise CommandError(f"{args.config}: {exc.strerror or exc}") from exc
+    if args.jobs > 1 and "-" in args.paths:
+        print(
+            f"{PROG}: standard input can be read only once: replaying with one process",
+            file=sys.stderr,
+        )
     show_progress = args.progress if args.progress is not None else sys.stderr.isatty()
     progress = _Progress(sys.stderr) if show_progress else None
     skips = _SkipPrinter(sys.stderr)
@@ -148,6 +176,7 @@ def _run_analyze(args: argparse.Namespace) -> int:
             keep_steps=args.format == "html",
             on_skip=skips,
             on_progress=progress,
+            jobs=args.jobs,
         )
     except InputError as exc:
         raise CommandError(str(exc)) from exc

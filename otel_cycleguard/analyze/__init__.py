@@ -3,7 +3,13 @@ replay them through the live engine, and report the loops found."""
 
 from otel_cycleguard.analyze.problems import InputError, InputProblem, UnknownFormatError
 from otel_cycleguard.analyze.readers import TraceReader, read_spans
-from otel_cycleguard.analyze.replay import HITL_MODES, Replayer, analyze_paths, replay_spans
+from otel_cycleguard.analyze.replay import (
+    HITL_MODES,
+    Replayer,
+    analyze_paths,
+    replay_spans,
+    session_part,
+)
 from otel_cycleguard.analyze.report import (
     SCHEMA_ID,
     Analysis,
@@ -33,4 +39,5 @@ __all__ = [
     "read_spans",
     "replay_spans",
     "schema",
+    "session_part",
 ]

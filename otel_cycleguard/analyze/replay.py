@@ -28,12 +28,20 @@ service) are flushed after ``idle_documents`` documents without a new span, and 
 the input. At most ``max_spans_in_flight`` spans are buffered: past that, the oldest trace is
 flushed early. Per-session state is the guard's (bounded by ``max_sessions``) plus the report
 being built (a few numbers and the signals per session).
+
+Parallel replay (``analyze_paths(jobs=N)``, ``cycleguard analyze --jobs N``): sessions are
+independent, so N processes each read and resolve the whole input (reading is the cheap part)
+and replay only the sessions :func:`session_part` gives them; the reports are merged in the
+single-process order. Each process holds its own buffers, so memory grows N-fold.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -58,7 +66,7 @@ from otel_cycleguard.guard import CycleGuard
 from otel_cycleguard.span_scope import SpanScope, child_scope
 from otel_cycleguard.spans import SpanData
 
-__all__ = ["HITL_MODES", "HitlMode", "Replayer", "analyze_paths", "replay_spans"]
+__all__ = ["HITL_MODES", "HitlMode", "Replayer", "analyze_paths", "replay_spans", "session_part"]
 
 #: Called every ``PROGRESS_EVERY`` spans with (spans read, sessions so far).
 ProgressCallback = Callable[[int, int], None]
@@ -109,11 +117,14 @@ class Replayer:
         keep_steps: bool = False,
         max_spans_in_flight: int = 200_000,
         idle_documents: int = 256,
+        part: tuple[int, int] = (0, 1),
     ) -> None:
         if hitl not in HITL_MODES:
             raise ValueError(f"hitl must be one of {', '.join(HITL_MODES)}, got {hitl!r}")
         if max_spans_in_flight < 1:
             raise ValueError(f"max_spans_in_flight must be >= 1, got {max_spans_in_flight}")
+        if not 0 <= part[0] < part[1]:
+            raise ValueError(f"part must be (index, count) with 0 <= index < count, got {part}")
         self.config = config if config is not None else CycleGuardConfig()
         # A constant clock: sessions never expire by idle time during a replay (the LRU bound
         # on max_sessions still holds).
@@ -122,6 +133,7 @@ class Replayer:
         self.keep_steps = keep_steps
         self.max_spans_in_flight = max_spans_in_flight
         self.idle_documents = idle_documents
+        self._part, self._parts = part
         self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
         self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
         self._break_window = self.config.escalation.break_window
@@ -229,6 +241,8 @@ class Replayer:
             )
             if session is None:
                 session = trace_id
+            if self._parts > 1 and session_part(session, self._parts) != self._part:
+                continue  # another process replays this session
             if info is not None:
                 agent, subagent = info.agent, info.subagent
             else:
@@ -461,6 +475,36 @@ class Replayer:
 
 
 #: Every attribute :func:`conventions.session_hint` reads.
+def session_part(session: str, parts: int) -> int:
+    """Which of ``parts`` processes replays ``session``: the same in every process (CRC-32 of
+    the key; ``hash()`` of a str differs between processes)."""
+    return zlib.crc32(session.encode("utf-8", "surrogatepass")) % parts
+
+
+def _replay_part(
+    paths: list[str],
+    config: CycleGuardConfig | None,
+    hitl: HitlMode,
+    keep_steps: bool,
+    max_spans_in_flight: int,
+    part: tuple[int, int],
+) -> list[SessionReport]:
+    """One worker process of a parallel replay: the whole input, this part's sessions."""
+    reader = TraceReader(paths, on_skip=lambda _problem: None)  # the parent reports problems
+    replayer = Replayer(
+        config,
+        hitl=hitl,
+        keep_steps=keep_steps,
+        max_spans_in_flight=max_spans_in_flight,
+        part=part,
+    )
+    for spans in reader.iter_documents():
+        if spans:
+            replayer.end_document()
+            replayer.add_all(spans)
+    return replayer.finish()
+
+
 def _tokens(value: Any) -> int:
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return int(value)
@@ -490,12 +534,20 @@ def analyze_paths(
     on_skip: Callable[[InputProblem], None] | None = None,
     on_progress: ProgressCallback | None = None,
     max_spans_in_flight: int = 200_000,
+    jobs: int = 1,
 ) -> Analysis:
     """Read trace files (see :class:`TraceReader`) and replay them: the ``analyze`` command.
+
+    ``jobs`` > 1 replays with that many processes (this one included), each reading the whole
+    input and replaying its share of the sessions; the result is the same as with one. Standard
+    input (``-``) can be read only once, so it is always replayed by this process alone.
 
     Raises :class:`~otel_cycleguard.analyze.InputError` (missing path, unknown format of a file
     named explicitly). Skipped input goes to ``on_skip`` and is counted in the summary.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    parts = 1 if "-" in paths else jobs
     problems: list[InputProblem] = []
 
     def skipped(problem: InputProblem) -> None:
@@ -506,8 +558,45 @@ def analyze_paths(
 
     reader = TraceReader(paths, on_skip=skipped)
     replayer = Replayer(
-        config, hitl=hitl, keep_steps=keep_steps, max_spans_in_flight=max_spans_in_flight
+        config,
+        hitl=hitl,
+        keep_steps=keep_steps,
+        max_spans_in_flight=max_spans_in_flight,
+        part=(0, parts),
     )
+    if parts == 1:
+        return _finish_analysis(reader, replayer, problems, on_progress, [])
+    # "spawn": a fresh interpreter per worker, safe whatever threads this process runs
+    with ProcessPoolExecutor(
+        max_workers=parts - 1, mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
+        others = [
+            pool.submit(
+                _replay_part,
+                list(paths),
+                config,
+                hitl,
+                keep_steps,
+                max_spans_in_flight,
+                (index, parts),
+            )
+            for index in range(1, parts)
+        ]
+        try:
+            return _finish_analysis(reader, replayer, problems, on_progress, others)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _finish_analysis(
+    reader: TraceReader,
+    replayer: Replayer,
+    problems: list[InputProblem],
+    on_progress: ProgressCallback | None,
+    others: list[Future[list[SessionReport]]],
+) -> Analysis:
+    """Replay this process's part (with progress), then merge the other parts' sessions."""
     add = replayer.add
     read = 0
     countdown = PROGRESS_EVERY
@@ -526,6 +615,10 @@ def analyze_paths(
                 countdown = PROGRESS_EVERY
                 on_progress(read, len(replayer._sessions))
     sessions = replayer.finish()
+    for other in others:
+        sessions.extend(other.result())
+    if others:
+        sessions.sort(key=lambda r: (r.first_start_ns, r.session))  # as Replayer.finish orders
     if on_progress is not None:
         on_progress(reader.spans_read, len(sessions))
     return Analysis.build(

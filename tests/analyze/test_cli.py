@@ -285,3 +285,59 @@ class TestCorpus:
         # README.md and runs.jsonl sit next to the traces: skipped, counted, nothing else
         assert set(summary["input_problems_by_kind"]) <= {"unknown_format", "not_a_trace"}
         assert summary["sessions_with_loops"] > 0
+
+
+def _many_sessions_file(tmp_path: Path) -> Path:
+    """Twelve sessions, loops and clean runs, one conversation spread over two traces."""
+    lines = [
+        otlp_line(f"run-{i}", LOOP if i % 3 == 0 else CLEAN, trace_index=i + 1) for i in range(12)
+    ]
+    lines.append(otlp_line("run-0", LOOP[:4], trace_index=50))  # run-0's second trace
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class TestJobs:
+    """--jobs N: N processes, each a share of the sessions; the report does not change."""
+
+    def test_two_processes_write_the_report_one_writes(self, capsys, tmp_path):
+        from otel_cycleguard.analyze import session_part
+
+        path = _many_sessions_file(tmp_path)
+        sessions = [f"run-{i}" for i in range(12)]
+        assert {session_part(s, 2) for s in sessions} == {0, 1}  # both processes have work
+        reports = []
+        for jobs in ("1", "2"):
+            target = tmp_path / f"jobs{jobs}.json"
+            code, _, err = run(
+                capsys, "analyze", str(path), "--jobs", jobs, "--format", "json", "-o", str(target)
+            )
+            assert code == 0, err
+            reports.append(target.read_text())
+        assert reports[0] == reports[1]
+        report = json.loads(reports[1])
+        assert report["summary"]["sessions"] == 12
+        run0 = next(s for s in report["sessions"] if s["session"] == "run-0")
+        assert len(run0["trace_ids"]) == 2
+
+    def test_standard_input_is_replayed_by_one_process(self, tmp_path):
+        exe = shutil.which("cycleguard", path=str(Path(sys.executable).parent))
+        assert exe is not None
+        done = subprocess.run(
+            [exe, "analyze", "-", "--jobs", "2", "--format", "json", "--no-progress"],
+            input=_many_sessions_file(tmp_path).read_text(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "read only once" in done.stderr
+        assert json.loads(done.stdout)["summary"]["sessions"] == 12
+
+    @pytest.mark.parametrize("value", ["0", "-1", "two"])
+    def test_jobs_must_be_a_positive_number_or_auto(self, capsys, value):
+        with pytest.raises(SystemExit) as caught:
+            main(["analyze", "x", "--jobs", value])
+        assert caught.value.code == 2
+        assert "expected a whole number >= 1 or 'auto'" in capsys.readouterr().err

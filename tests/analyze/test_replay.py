@@ -473,3 +473,28 @@ def test_base64_ids_really_used(spans):
     """The OTLP document is protobuf JSON (base64 ids): the reader's conversion is exercised."""
     span = otlp_document(spans)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     assert len(base64.b64decode(span["traceId"])) == 16
+
+
+class TestPartitions:
+    """Replayers given disjoint parts of the sessions add up to the whole replay."""
+
+    def test_the_parts_replay_exactly_the_sessions_of_the_whole(self):
+        spans = []
+        for index in range(8):
+            for span in run_agent(loops=6 + index, conversation=f"conv-{index}"):
+                spans.append(_as_span_data(span))
+        whole = Replayer()
+        parts = [Replayer(part=(index, 2)) for index in range(2)]
+        for replayer in (whole, *parts):
+            for span in spans:
+                replayer.add(span)
+        expected = {r.session: r.to_dict() for r in whole.finish()}
+        got = [{r.session: r.to_dict() for r in part.finish()} for part in parts]
+        assert sum(len(g) for g in got) == len(expected) == 8
+        assert all(got), "every part replays some session"
+        merged = {key: value for part in got for key, value in part.items()}
+        assert merged == expected
+
+    def test_a_part_outside_the_count_is_refused(self):
+        with pytest.raises(ValueError, match="part"):
+            Replayer(part=(2, 2))
