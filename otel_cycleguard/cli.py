@@ -50,6 +50,7 @@ examples:
   cycleguard analyze jaeger-trace.json --set identical_call.term=4 --hitl continue
   cycleguard analyze run.json --format html -o timeline.html
   cycleguard analyze traces/ --format json --fail-on-loop   # CI: exit 1 on any TERM
+  cycleguard analyze big-export.jsonl.gz --jobs auto        # one process per CPU, same report
 
 --hitl: how the simulated human answers when a dimension reaches its second TERM.
   timeout   nobody answers; the run is terminated there (fail-closed, the default)
