@@ -5,7 +5,7 @@ Each input line: {"run_id", "terminal_loop", "episodes": [...], "labeller_note"}
 `has_loop` is derived from episodes; source/outcome/n_tool_calls come from runs.jsonl.
 The output keeps the order of quality/sample.txt, then quality/sample2.txt (round 2), then
 quality/sample3.txt (round 3), then quality/sample4.txt (round 4), then quality/sample5.txt
-(round 5), then quality/sample6.txt (round 6). Records of round-N runs (N >= 2) get `"round": N`; round-1 records are left as they
+(round 5), then quality/sample6.txt (round 6), then quality/sample7.txt (round 7). Records of round-N runs (N >= 2) get `"round": N`; round-1 records are left as they
 were.
 """
 import json
@@ -25,7 +25,7 @@ def main():
             meta[r["run_id"]] = r
     order = [l.strip() for l in open(os.path.join(HERE, "sample.txt")) if l.strip()]
     round_of = {}
-    for rnd, name in ((2, "sample2.txt"), (3, "sample3.txt"), (4, "sample4.txt"), (5, "sample5.txt"), (6, "sample6.txt")):
+    for rnd, name in ((2, "sample2.txt"), (3, "sample3.txt"), (4, "sample4.txt"), (5, "sample5.txt"), (6, "sample6.txt"), (7, "sample7.txt")):
         if os.path.exists(os.path.join(HERE, name)):
             ids = [l.strip() for l in open(os.path.join(HERE, name)) if l.strip()]
             assert not set(order) & set(ids), name

@@ -28,12 +28,16 @@ Round 6 (seed 2032) is a fifth out-of-sample check, drawn after the round-5 fix 
 ``same_error``: the same quotas, strata, length bins and top-up, excluding every run of
 rounds 1-5.
 
+Round 7 (seed 2033) is a sixth out-of-sample check, drawn with round 6's rules unchanged:
+the same quotas, strata, length bins and top-up, excluding every run of rounds 1-6.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
        python quality/sample.py --round 4 > quality/sample4.txt
        python quality/sample.py --round 5 > quality/sample5.txt
        python quality/sample.py --round 6 > quality/sample6.txt
+       python quality/sample.py --round 7 > quality/sample7.txt
 """
 import argparse
 import json
@@ -89,6 +93,9 @@ QUOTA5 = dict(QUOTA3)
 # Round 6: the same quotas as round 3.
 SEED6 = 2032
 QUOTA6 = dict(QUOTA3)
+# Round 7: the same quotas as round 3.
+SEED7 = 2033
+QUOTA7 = dict(QUOTA3)
 N_BINS = 4
 
 
@@ -118,7 +125,7 @@ def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5, 6))
+    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
@@ -157,8 +164,15 @@ def main():
                     else:
                         with open(os.path.join(HERE, "sample5.txt")) as f:
                             assert fifth == [l.strip() for l in f if l.strip()], "sample5.txt differs"
-                        chosen = draw(strata, QUOTA6, SEED6, exclude=earlier | frozenset(fifth),
-                                      top_up=True)
+                        earlier |= frozenset(fifth)
+                        sixth = draw(strata, QUOTA6, SEED6, exclude=earlier, top_up=True)
+                        if a.round == 6:
+                            chosen = sixth
+                        else:
+                            with open(os.path.join(HERE, "sample6.txt")) as f:
+                                assert sixth == [l.strip() for l in f if l.strip()], "sample6.txt differs"
+                            chosen = draw(strata, QUOTA7, SEED7, exclude=earlier | frozenset(sixth),
+                                          top_up=True)
     for rid in chosen:
         print(rid)
 
