@@ -8,13 +8,26 @@ quality/sample3.txt (round 3), then quality/sample4.txt (round 4), then quality/
 (round 5), then quality/sample6.txt (round 6), then quality/sample7.txt (round 7). Records of round-N runs (N >= 2) get `"round": N`; round-1 records are left as they
 were.
 """
+
 import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = "/work/shared/corpus"
-TYPES = {"identical_repeat", "cycle", "near_duplicate_edit", "error_streak", "poll_no_progress", "text_loop"}
+TYPES = {
+    "identical_repeat",
+    "cycle",
+    "near_duplicate_edit",
+    "error_streak",
+    "poll_no_progress",
+    "text_loop",
+}
+
+
+def _ids(path):
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()]
 
 
 def main():
@@ -23,21 +36,24 @@ def main():
         for line in f:
             r = json.loads(line)
             meta[r["run_id"]] = r
-    order = [l.strip() for l in open(os.path.join(HERE, "sample.txt")) if l.strip()]
+    order = _ids(os.path.join(HERE, "sample.txt"))
     round_of = {}
-    for rnd, name in ((2, "sample2.txt"), (3, "sample3.txt"), (4, "sample4.txt"), (5, "sample5.txt"), (6, "sample6.txt"), (7, "sample7.txt")):
-        if os.path.exists(os.path.join(HERE, name)):
-            ids = [l.strip() for l in open(os.path.join(HERE, name)) if l.strip()]
-            assert not set(order) & set(ids), name
-            round_of.update((rid, rnd) for rid in ids)
-            order += ids
+    for rnd in range(2, 100):
+        name = f"sample{rnd}.txt"
+        if not os.path.exists(os.path.join(HERE, name)):
+            break
+        ids = _ids(os.path.join(HERE, name))
+        assert not set(order) & set(ids), name
+        round_of.update((rid, rnd) for rid in ids)
+        order += ids
     path = os.path.join(HERE, "labels.jsonl")
     labels = {}
     if os.path.exists(path):
-        for line in open(path):
-            if line.strip():
-                d = json.loads(line)
-                labels[d["run_id"]] = d
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    d = json.loads(line)
+                    labels[d["run_id"]] = d
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -39,6 +39,7 @@ Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 6 > quality/sample6.txt
        python quality/sample.py --round 7 > quality/sample7.txt
 """
+
 import argparse
 import json
 import os
@@ -106,73 +107,63 @@ def draw(strata, quota, seed, exclude=frozenset(), top_up=False):
         runs = sorted(strata[key], key=lambda r: (r["n_tool_calls"], r["run_id"]))
         q = quota[key]
         n = len(runs)
-        bins = [runs[i * n // N_BINS:(i + 1) * n // N_BINS] for i in range(N_BINS)]
+        bins = [runs[i * n // N_BINS : (i + 1) * n // N_BINS] for i in range(N_BINS)]
         # spread quota evenly across bins, remainder to the longest bins
         per = [q // N_BINS] * N_BINS
         for i in range(q % N_BINS):
             per[N_BINS - 1 - i] += 1
         got = []
-        for b, k in zip(bins, per):
+        for b, k in zip(bins, per, strict=True):
             b = [r for r in b if r["run_id"] not in exclude]
             got.extend(r["run_id"] for r in rng.sample(b, min(k, len(b))))
         if top_up and len(got) < q:
-            rest = [r["run_id"] for r in runs if r["run_id"] not in exclude and r["run_id"] not in got]
+            rest = [
+                r["run_id"] for r in runs if r["run_id"] not in exclude and r["run_id"] not in got
+            ]
             got.extend(rng.sample(rest, min(q - len(got), len(rest))))
         chosen.extend(got)
     return chosen
 
 
+# Every round after the first: (seed, quotas, top_up). Each draws from the runs no earlier
+# round drew; round 1 is compared as a set (its file predates the ordering), the others in order.
+ROUNDS = {
+    2: (SEED2, QUOTA2, False),
+    3: (SEED3, QUOTA3, True),
+    4: (SEED4, QUOTA4, True),
+    5: (SEED5, QUOTA5, True),
+    6: (SEED6, QUOTA6, True),
+    7: (SEED7, QUOTA7, True),
+}
+
+
+def _committed(name):
+    with open(os.path.join(HERE, name)) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="/work/shared/corpus")
-    ap.add_argument("--round", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7))
+    ap.add_argument("--round", type=int, default=1, choices=(1, *ROUNDS))
     a = ap.parse_args()
     strata = defaultdict(list)
     with open(os.path.join(a.corpus, "runs.jsonl")) as f:
         for line in f:
             r = json.loads(line)
             strata[(r["source"], r["outcome"].get("success"))].append(r)
-    if a.round == 1:
-        chosen = draw(strata, QUOTA, SEED)
-    else:
-        first = frozenset(draw(strata, QUOTA, SEED))
-        with open(os.path.join(HERE, "sample.txt")) as f:
-            assert first == {l.strip() for l in f if l.strip()}, "sample.txt differs from round 1"
-        second = draw(strata, QUOTA2, SEED2, exclude=first)
-        if a.round == 2:
-            chosen = second
+    chosen = draw(strata, QUOTA, SEED)
+    earlier = frozenset()
+    for number in range(2, a.round + 1):
+        # the previous round must be the committed one: every later draw depends on it
+        previous = "sample.txt" if number == 2 else f"sample{number - 1}.txt"
+        if number == 2:
+            assert set(chosen) == set(_committed(previous)), f"{previous} differs from its round"
         else:
-            with open(os.path.join(HERE, "sample2.txt")) as f:
-                assert second == [l.strip() for l in f if l.strip()], "sample2.txt differs from round 2"
-            third = draw(strata, QUOTA3, SEED3, exclude=first | frozenset(second), top_up=True)
-            if a.round == 3:
-                chosen = third
-            else:
-                with open(os.path.join(HERE, "sample3.txt")) as f:
-                    assert third == [l.strip() for l in f if l.strip()], "sample3.txt differs from round 3"
-                earlier = first | frozenset(second) | frozenset(third)
-                fourth = draw(strata, QUOTA4, SEED4, exclude=earlier, top_up=True)
-                if a.round == 4:
-                    chosen = fourth
-                else:
-                    with open(os.path.join(HERE, "sample4.txt")) as f:
-                        assert fourth == [l.strip() for l in f if l.strip()], "sample4.txt differs from round 4"
-                    earlier |= frozenset(fourth)
-                    fifth = draw(strata, QUOTA5, SEED5, exclude=earlier, top_up=True)
-                    if a.round == 5:
-                        chosen = fifth
-                    else:
-                        with open(os.path.join(HERE, "sample5.txt")) as f:
-                            assert fifth == [l.strip() for l in f if l.strip()], "sample5.txt differs"
-                        earlier |= frozenset(fifth)
-                        sixth = draw(strata, QUOTA6, SEED6, exclude=earlier, top_up=True)
-                        if a.round == 6:
-                            chosen = sixth
-                        else:
-                            with open(os.path.join(HERE, "sample6.txt")) as f:
-                                assert sixth == [l.strip() for l in f if l.strip()], "sample6.txt differs"
-                            chosen = draw(strata, QUOTA7, SEED7, exclude=earlier | frozenset(sixth),
-                                          top_up=True)
+            assert chosen == _committed(previous), f"{previous} differs from its round"
+        earlier |= frozenset(chosen)
+        seed, quota, top_up = ROUNDS[number]
+        chosen = draw(strata, quota, seed, exclude=earlier, top_up=top_up)
     for rid in chosen:
         print(rid)
 

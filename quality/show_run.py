@@ -8,6 +8,7 @@ result, an error flag, and two short hashes: A = hash(tool, canonical args) and
 R = hash(masked result). Equal hashes make repeats visible; they are NOT the judge.
 Model text of each turn is printed (truncated) on a `  > ` line.
 """
+
 import argparse
 import gzip
 import hashlib
@@ -19,7 +20,10 @@ import sys
 MASKS = [
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<TS>"),
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|min)\b"), "<DUR>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<UUID>"),
+    (
+        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I),
+        "<UUID>",
+    ),
     (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<HEX>"),
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<HEX>"),
     (re.compile(r"\d{4,}"), "<N>"),
@@ -65,15 +69,12 @@ def load(run_id, corpus):
 
 
 def lines_preview(s, n):
-    ls = [l for l in s.splitlines() if l.strip() not in ("<output>", "</output>")]
-    ls = [re.sub(r"^<returncode>(-?\d+)</returncode>", r"rc=\1 ", l) for l in ls] or [""]
+    ls = [line for line in s.splitlines() if line.strip() not in ("<output>", "</output>")]
+    ls = [re.sub(r"^<returncode>(-?\d+)</returncode>", r"rc=\1 ", line) for line in ls] or [""]
     if len(ls) > 1 and ls[0].startswith("rc=") and not ls[0][4:].strip():
         ls = ls[1:]
-    if len(ls) <= 2 * n:
-        sel = ls
-    else:
-        sel = ls[:n] + [f"... [{len(ls) - 2 * n} lines] ..."] + ls[-n:]
-    return [l[:220] for l in sel]
+    sel = ls if len(ls) <= 2 * n else [*ls[:n], f"... [{len(ls) - 2 * n} lines] ...", *ls[-n:]]
+    return [line[:220] for line in sel]
 
 
 def main():
@@ -92,10 +93,12 @@ def main():
         for ss in rs["scopeSpans"]:
             spans.extend(ss["spans"])
     spans.sort(key=lambda s: (int(s["startTimeUnixNano"]), s["name"].startswith("execute_tool")))
-    root = [s for s in spans if "parentSpanId" not in s][0]
+    root = next(s for s in spans if "parentSpanId" not in s)
     ra = attrs(root)
     print(f"# {a.run_id}  outcome={json.dumps(meta['outcome'])}")
-    print(f"# n_steps={meta['n_steps']} n_tool_calls={meta['n_tool_calls']} exit={ra.get('loop_eval.exit_status')}")
+    print(
+        f"# n_steps={meta['n_steps']} n_tool_calls={meta['n_tool_calls']} exit={ra.get('loop_eval.exit_status')}"
+    )
     step = 0
     for s in spans:
         if s is root:
@@ -112,14 +115,14 @@ def main():
                         if p.get("type") == "text":
                             texts.append(p.get("content", ""))
             except Exception:
-                texts.append(str(at.get("gen_ai.output.messages"))[:a.text])
+                texts.append(str(at.get("gen_ai.output.messages"))[: a.text])
             t = " ".join(" ".join(texts).split())
             tag = " [FORMAT_ERR]" if err else ""
             if t or err:
-                print(f"  > T{h(mask(t.lower()))}{tag} {t[:a.text]}")
+                print(f"  > T{h(mask(t.lower()))}{tag} {t[: a.text]}")
             if "loop_eval.user_reply" in at:
                 u = " ".join(str(at["loop_eval.user_reply"]).split())
-                print(f"  < user: {u[:a.text]}")
+                print(f"  < user: {u[: a.text]}")
             continue
         tool = at.get("gen_ai.tool.name")
         args = at.get("gen_ai.tool.call.arguments") or ""
@@ -136,9 +139,11 @@ def main():
         if not (a.lo <= step <= a.hi):
             step += 1
             continue
-        print(f"[{step:3d}] {flag} A{ah} R{rh} {tool} {shown[:a.args]} {('('+et+')') if et else ''}")
-        for l in (lines_preview(res, a.res) if a.res > 0 else []):
-            print(f"        | {l}")
+        print(
+            f"[{step:3d}] {flag} A{ah} R{rh} {tool} {shown[: a.args]} {('(' + et + ')') if et else ''}"
+        )
+        for line in lines_preview(res, a.res) if a.res > 0 else []:
+            print(f"        | {line}")
         step += 1
 
 

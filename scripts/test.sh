@@ -15,5 +15,5 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 source scripts/setup-env.sh test,frameworks
-.venv/bin/ruff check otel_cycleguard tests benchmarks
+.venv/bin/ruff check otel_cycleguard tests benchmarks quality
 exec .venv/bin/python -m pytest "$@"

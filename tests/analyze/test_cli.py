@@ -11,23 +11,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from _corpus import CORPUS
 
 from otel_cycleguard.analyze import schema
 from otel_cycleguard.cli import main
 
-# The development corpus: ``../shared/corpus`` beside the repository, else where this
-# workplace keeps it.
-CORPUS = next(
-    (
-        p
-        for p in (
-            Path(__file__).resolve().parents[3] / "shared" / "corpus",
-            Path("/work/shared/corpus"),
-        )
-        if p.is_dir()
-    ),
-    Path("/work/shared/corpus"),
-)
 T0 = 1_704_067_200_000_000_000
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _corpus import CORPUS
 from google.protobuf.json_format import MessageToDict, MessageToJson
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -39,19 +40,6 @@ from otel_cycleguard.analyze.otlp import any_value
 from otel_cycleguard.spans import SpanData, SpanEvent
 
 DATA = Path(__file__).parent / "data"
-# The development corpus: ``../shared/corpus`` beside the repository, else where this
-# workplace keeps it.
-CORPUS = next(
-    (
-        p
-        for p in (
-            Path(__file__).resolve().parents[3] / "shared" / "corpus",
-            Path("/work/shared/corpus"),
-        )
-        if p.is_dir()
-    ),
-    Path("/work/shared/corpus"),
-)
 TRACE = "0b8efff798038103d269b633813fc60c"
 ROOT = "0af7651916cd43dd"
 RESOURCE = {"service.name": "demo-agent", "deployment.environment": "test"}
