@@ -218,8 +218,10 @@ class ReplayCycleConfig(_Strict):
 
 class NearDuplicateEditConfig(_Strict):
     """Consecutive calls of an edit-like tool whose arguments are equal once every number is
-    masked (only the line range moved): the same edit re-applied. Reported under
-    ``identical_call``. Results are not compared: a duplicated edit grows the file each time."""
+    masked (only the line range moved): the same edit re-applied, or two edits applied in turn
+    (delete a line, re-insert the block; counted in laps). Reported under ``identical_call``.
+    Results are not compared: a duplicated edit grows the file each time. Edits shorter than
+    ``min_chars`` count only as half of a two-edit lap (deleting lines one by one is work)."""
 
     enabled: bool = True
     warn: int = Field(default=3, ge=1)  # = term: a retry that fails twice is not yet a signal

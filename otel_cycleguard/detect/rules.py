@@ -13,7 +13,9 @@ they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplic
   which only some calls replay (the others change) needs ``partial_term`` laps.
 - ``near_duplicate_edit`` (identical_call): consecutive calls of an edit-like tool whose
   arguments are equal once every digit is dropped (only the line range moved): the same edit
-  re-applied while the file grows. Results are not compared (they differ each time).
+  re-applied while the file grows, or two edits applied in turn (delete a line, re-insert the
+  block, one line higher each lap), counted in laps. Results are not compared (they differ
+  each time).
 - ``repeated_failure`` (identical_call): the same call failing with the same masked result,
   consecutively, with thresholds below ``identical_call``'s: a retry that cannot work.
 - ``recurring_failure`` (identical_call): the same failing call (tool, arguments, masked
@@ -332,6 +334,9 @@ class RealWorldRules:
         "density_run",
         "edit_count",
         "edit_key",
+        "edit_key2",
+        "edit_long",
+        "edit_run2",
         "failed_action",
         "lanes",
         "layout",
@@ -341,8 +346,11 @@ class RealWorldRules:
     def __init__(self, layout: Layout, ring: CallRing) -> None:
         self.layout = layout
         self.ring = ring
-        self.edit_key = layout.words(_RULES, "edit_key")
+        self.edit_key = layout.words(_RULES, "edit_key")  # the last call's, if an edit
         self.edit_count = layout.words(_RULES, "edit_count")
+        self.edit_key2 = layout.words(_RULES, "edit_key2")  # the edit before it
+        self.edit_long = layout.words(_RULES, "edit_long")  # bit 0: the last edit was long...
+        self.edit_run2 = layout.words(_RULES, "edit_run2")  # edits equal to the one 2 back
         self.density_bits = layout.words(_RULES, "density_bits")  # bit j: the call j ago failed
         self.density_calls = layout.words(_RULES, "density_calls")  # since the last progress
         self.density_run = layout.words(_RULES, "density_run")  # consecutive failures at the end
@@ -406,9 +414,14 @@ class RealWorldRules:
                 )
         cfg_e = profile.near_duplicate_edit
         if cfg_e.enabled:
-            count = self._edit(words, tool, canonical, canonical_args, cfg_e)
+            count, period = self._edit(words, tool, canonical, canonical_args, cfg_e)
             level = check_lane(words, edit_lane, count, cfg_e.warn, cfg_e.term)
             if level is not None:
+                what = (
+                    f"re-applied the same change {count} times in a row"
+                    if period == 1
+                    else f"re-applied the same two changes in turn, {count} laps"
+                )
                 hits.append(
                     _hit(
                         Dimension.IDENTICAL_CALL,
@@ -416,9 +429,9 @@ class RealWorldRules:
                         count,
                         cfg_e.warn,
                         cfg_e.term,
-                        (tool,),
-                        f"near_duplicate_edit: {tool} re-applied the same change {count} times "
-                        "in a row (arguments equal except for numbers such as the line range)",
+                        (tool,) * period,
+                        f"near_duplicate_edit: {tool} {what} (arguments equal except for "
+                        "numbers such as the line range)",
                     )
                 )
         cfg_f = profile.repeated_failure
@@ -620,27 +633,35 @@ class RealWorldRules:
         earlier = (words[ring.at(step - max_gap) + 2] >> _GAP_SHIFT) & _GAP_MASK
         words[ring.at(step) + 2] |= earlier << _GAP_SHIFT
 
-    def _edit(self, words: array, tool: str, canonical: str, raw: bytes, cfg) -> int:
-        """Consecutive edit-like calls with equal digit-less arguments (``raw``: the call's
-        canonical JSON). The count is not zero only while the previous call was a counted
-        edit."""
+    def _edit(self, words: array, tool: str, canonical: str, raw: bytes, cfg) -> tuple[int, int]:
+        """(count, period) of edit-like calls re-applied with equal digit-less arguments
+        (``raw``: the call's canonical JSON), in a row: period 1, the same edit again and
+        again (only edits of at least ``min_chars`` count: deleting one line after another
+        is work); period 2, two edits in turn (delete a line, re-insert the block; counted in
+        laps, and at least one of the two must be ``min_chars`` long). Any other call ends
+        the run."""
         names = _lowered(cfg.tools)
         if canonical not in names and tool.lower() not in names:
-            words[self.edit_count] = 0
-            return 0
-        if len(raw) < cfg.min_chars:
-            words[self.edit_count] = 0
-            return 0
+            words[self.edit_count] = words[self.edit_run2] = 0
+            words[self.edit_key] = words[self.edit_key2] = words[self.edit_long] = 0
+            return 0, 1
+        long = len(raw) >= cfg.min_chars
         # Deleting the ASCII digits (what rb"\d+" matches in bytes) with bytes.translate: C
         # speed, against ~9 ns per byte for the regex engine's scan.
         folded = hash_bytes(
             tool.encode("utf-8", "replace") + b"\x00" + raw.translate(None, _DIGITS)
         )
+        previous, before = words[self.edit_key], words[self.edit_key2]
         count = words[self.edit_count]
-        count = count + 1 if count and folded == words[self.edit_key] else 1
-        words[self.edit_key] = folded
-        words[self.edit_count] = count
-        return count
+        count = (count + 1 if count and folded == previous else 1) if long else 0
+        run2 = words[self.edit_run2]
+        run2 = run2 + 1 if before and folded == before and folded != previous else 0
+        lap_is_long = long or bool(words[self.edit_long] & 1)
+        words[self.edit_key2], words[self.edit_key] = previous, folded
+        words[self.edit_long] = ((words[self.edit_long] << 1) | long) & 3
+        words[self.edit_count], words[self.edit_run2] = count, run2
+        laps = (run2 + 2) // 2 if run2 and lap_is_long else 0
+        return (laps, 2) if laps > count else (count, 1)
 
     def reset(self, words: array, dimension: Dimension) -> None:
         """Self-heal of a dimension: its rules count from zero again (the caller drops the
@@ -655,7 +676,7 @@ class RealWorldRules:
             ring = self.ring
             for at in range(ring.base + 2, ring.base + 3 * ring.size, 3):
                 words[at] &= CallRing.FAILED  # no call before the reset can be replayed
-            words[self.edit_count] = 0
+            words[self.edit_count] = words[self.edit_run2] = 0
             for lane in (replay_lane, edit_lane, fail_lane, recur_lane):
                 clear_lane(words, lane)
 

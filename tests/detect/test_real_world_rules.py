@@ -129,6 +129,45 @@ def test_near_duplicate_edit_ignores_short_edits():
     assert terms(feed(s, calls), "near_duplicate_edit") == []
 
 
+def _delete_then_reinsert(laps: int, first_line: int = 72):
+    """Each lap deletes one line, then re-inserts the same block one line higher."""
+    calls = []
+    for lap in range(laps):
+        line = first_line - lap
+        calls.append(("edit", {"args": f"{line}:{line}\nend_of_edit"}, f"{144 - lap} lines"))
+        calls.append(("edit", {"args": f"{line}:{line + 7}{BODY}"}, f"{144 - lap} lines"))
+    return calls
+
+
+def test_near_duplicate_edit_two_edits_in_turn_term_at_the_third_lap():
+    fired = feed(session("coding"), _delete_then_reinsert(4))
+    # laps end at calls 1, 3, 5: the third lap is complete at call 5
+    assert terms(fired, "near_duplicate_edit") == [(5, Dimension.IDENTICAL_CALL)]
+    text = next(t for _, _, lv, t in fired if lv is Level.TERM)
+    assert "two changes in turn, 3 laps" in text
+
+
+def test_near_duplicate_edit_two_edits_in_turn_silent_when_a_lap_changes_content():
+    calls = _delete_then_reinsert(4)
+    calls[3] = ("edit", {"args": "71:78\n  int other = computeSomethingElse();\nend"}, "ok")
+    assert terms(feed(session("coding"), calls), "near_duplicate_edit") == []
+
+
+def test_near_duplicate_edit_two_short_edits_in_turn_are_not_counted():
+    # deleting lines two at a time (each edit short) is work, not a re-applied change
+    calls = []
+    for n in range(4):
+        calls.append(("edit", {"args": f"{10 + n}:{10 + n}\nend"}, "ok"))
+        calls.append(("edit", {"args": f"{40 + n}:{41 + n}\nend"}, "ok"))
+    assert terms(feed(session("coding"), calls), "near_duplicate_edit") == []
+
+
+def test_near_duplicate_edit_two_edits_in_turn_broken_by_another_call():
+    calls = _delete_then_reinsert(4)
+    calls.insert(4, ("bash", {"command": "mvn -q compile"}, "BUILD FAILURE"))
+    assert terms(feed(session("coding"), calls), "near_duplicate_edit") == []
+
+
 # -- repeated_failure -----------------------------------------------------------------------
 
 
