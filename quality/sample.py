@@ -31,6 +31,11 @@ rounds 1-5.
 Round 7 (seed 2033) is a sixth out-of-sample check, drawn with round 6's rules unchanged:
 the same quotas, strata, length bins and top-up, excluding every run of rounds 1-6.
 
+Round 8 (seed 2034, 36 runs) is drawn where loops concentrate, to look for rule flaws: failing
+and unknown-outcome SWE-agent runs, failing tau-bench and mini-swe-agent runs (same length bins
+and top-up), excluding every run of rounds 1-7. Its rates are not comparable with the
+stratified rounds'.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
@@ -38,6 +43,7 @@ Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 5 > quality/sample5.txt
        python quality/sample.py --round 6 > quality/sample6.txt
        python quality/sample.py --round 7 > quality/sample7.txt
+       python quality/sample.py --round 8 > quality/sample8.txt
 """
 
 import argparse
@@ -97,6 +103,14 @@ QUOTA6 = dict(QUOTA3)
 # Round 7: the same quotas as round 3.
 SEED7 = 2033
 QUOTA7 = dict(QUOTA3)
+# Round 8: where loops concentrate (flaw-finding, not a stratified estimate).
+SEED8 = 2034
+QUOTA8 = {
+    ("multiswe_sweagent_java", False): 20,
+    ("multiswe_sweagent_java", None): 6,
+    ("mini_swe_gemini3", False): 4,
+    ("taubench", False): 6,
+}
 N_BINS = 4
 
 
@@ -134,6 +148,7 @@ ROUNDS = {
     5: (SEED5, QUOTA5, True),
     6: (SEED6, QUOTA6, True),
     7: (SEED7, QUOTA7, True),
+    8: (SEED8, QUOTA8, True),
 }
 
 
