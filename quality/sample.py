@@ -36,6 +36,9 @@ and unknown-outcome SWE-agent runs, failing tau-bench and mini-swe-agent runs (s
 and top-up), excluding every run of rounds 1-7. Its rates are not comparable with the
 stratified rounds'.
 
+Round 9 (seed 2035, 36 runs) repeats round 8's design (where loops concentrate) with rounds 1-8
+excluded, after round 8 changed nothing.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
@@ -44,6 +47,7 @@ Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 6 > quality/sample6.txt
        python quality/sample.py --round 7 > quality/sample7.txt
        python quality/sample.py --round 8 > quality/sample8.txt
+       python quality/sample.py --round 9 > quality/sample9.txt
 """
 
 import argparse
@@ -149,6 +153,7 @@ ROUNDS = {
     6: (SEED6, QUOTA6, True),
     7: (SEED7, QUOTA7, True),
     8: (SEED8, QUOTA8, True),
+    9: (2035, QUOTA8, True),
 }
 
 
