@@ -146,6 +146,8 @@ def _jobs(value: str) -> int:
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
+    from concurrent.futures.process import BrokenProcessPool
+
     from otel_cycleguard.analyze.problems import InputError
     from otel_cycleguard.analyze.replay import analyze_paths
     from otel_cycleguard.config import ConfigError, load_config
@@ -181,6 +183,11 @@ def _run_analyze(args: argparse.Namespace) -> int:
         )
     except InputError as exc:
         raise CommandError(str(exc)) from exc
+    except BrokenProcessPool as exc:
+        raise CommandError(
+            f"a --jobs worker process stopped before it finished ({exc}); the likeliest cause "
+            "is memory (each process buffers its own spans): retry with fewer --jobs"
+        ) from exc
     finally:
         if progress is not None:
             progress.close()

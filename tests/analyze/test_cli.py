@@ -329,3 +329,18 @@ class TestJobs:
             main(["analyze", "x", "--jobs", value])
         assert caught.value.code == 2
         assert "expected a whole number >= 1 or 'auto'" in capsys.readouterr().err
+
+
+def test_a_worker_that_dies_is_a_clear_error_not_a_traceback(capsys, monkeypatch, loop_file):
+    from concurrent.futures.process import BrokenProcessPool
+
+    import otel_cycleguard.analyze.replay as replay
+
+    def broken(*args, **kwargs):
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    monkeypatch.setattr(replay, "analyze_paths", broken)
+    code, _, err = run(capsys, "analyze", str(loop_file), "--jobs", "2")
+    assert code == 2
+    assert "worker process stopped" in err and "fewer --jobs" in err
+    assert err.count("\n") == 1
