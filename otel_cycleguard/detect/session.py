@@ -50,12 +50,6 @@ _STRATEGY = {
 _NAME_CACHE_LIMIT = 4096
 _DIMENSION_ORDER = {d: i for i, d in enumerate(Dimension)}
 _WORD_SPLIT = re.compile(r"[^\w#]+")
-# Turn counters in model text ("Thought 4:", "Step 12", "Attempt #3"): ReAct-style agents number
-# every turn, so the same thought repeated never reads the same. Only the number after one of
-# these words is masked; every other short number stays (it may be progress).
-_TURN_COUNTER = re.compile(
-    r"\b(thought|action|observation|step|turn|attempt|iteration|try)\s*#?\s*\d+\b", re.I
-)
 
 
 class Detector:
@@ -391,9 +385,7 @@ class SessionDetector:
         fired: list[Signal] = []
         text = turn.text if isinstance(turn.text, str) else None
         if text and text.strip():
-            words = _normalise_words(
-                _TURN_COUNTER.sub(r"\1 #", det.normalizer.mask(text[:65536]))
-            )
+            words = _normalise_words(det.normalizer.mask(text[:65536]))
             if words:
                 th = plan.profile.text_loop
                 exact = hash_bytes(" ".join(words).encode("utf-8", "replace"))

@@ -495,24 +495,6 @@ def test_one_changed_word_in_a_long_text_is_near_identical():
     assert turns(s, texts) == {3: "warn"}
 
 
-def test_numbered_turns_of_one_thought_are_the_same_text():
-    # ReAct numbers every turn: the counter after "Thought"/"Action" is not what was said
-    s = make_session()
-    texts = [
-        f"Thought {n}: I need to search Milhouse and find who named him.\nAction {n}: Search[Milhouse]"
-        for n in range(2, 7)
-    ]
-    assert turns(s, texts) == {3: "warn", 5: "term"}
-
-
-def test_other_short_numbers_in_model_text_still_count_as_new():
-    s = make_session()
-    texts = [
-        f"Progress: {n}0% of the files converted, continuing with the next batch." for n in range(5)
-    ]
-    assert turns(s, texts) == {}
-
-
 def test_texts_below_the_similarity_measure_do_not_count():
     s = make_session()
     words = PARAGRAPH.split()
