@@ -39,6 +39,9 @@ stratified rounds'.
 Round 9 (seed 2035, 36 runs) repeats round 8's design (where loops concentrate) with rounds 1-8
 excluded, after round 8 changed nothing.
 
+Round 10 (seed 2036) is stratified again (round 3's quotas), rounds 1-9 excluded, drawn after
+the last rule change and scored with no change after it.
+
 Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 2 > quality/sample2.txt
        python quality/sample.py --round 3 > quality/sample3.txt
@@ -48,6 +51,7 @@ Usage: python quality/sample.py [--corpus DIR] > quality/sample.txt
        python quality/sample.py --round 7 > quality/sample7.txt
        python quality/sample.py --round 8 > quality/sample8.txt
        python quality/sample.py --round 9 > quality/sample9.txt
+       python quality/sample.py --round 10 > quality/sample10.txt
 """
 
 import argparse
@@ -154,6 +158,7 @@ ROUNDS = {
     7: (SEED7, QUOTA7, True),
     8: (SEED8, QUOTA8, True),
     9: (2035, QUOTA8, True),
+    10: (2036, QUOTA3, True),
 }
 
 
