@@ -141,6 +141,8 @@ class Replayer:
         self._in_flight = 0
         self._document = 0
         self._sessions: dict[str, _SessionState] = {}
+        # With parts, the sessions the other processes replay, so progress counts them all.
+        self._others: set[str] = set()
         self.spans_seen = 0
 
     # -- input ------------------------------------------------------------------------------
@@ -200,6 +202,11 @@ class Replayer:
         for trace_id in list(self._traces):
             self._flush(trace_id)
 
+    @property
+    def sessions_seen(self) -> int:
+        """Sessions found so far, the other parts' included (for progress)."""
+        return len(self._sessions) + len(self._others)
+
     def finish(self) -> list[SessionReport]:
         """Flush, and return the session reports, ordered by first activity then key."""
         self.flush_all()
@@ -242,6 +249,7 @@ class Replayer:
             if session is None:
                 session = trace_id
             if self._parts > 1 and session_part(session, self._parts) != self._part:
+                self._others.add(session)
                 continue  # another process replays this session
             if info is not None:
                 agent, subagent = info.agent, info.subagent
@@ -613,7 +621,7 @@ def _finish_analysis(
             countdown -= 1
             if not countdown:
                 countdown = PROGRESS_EVERY
-                on_progress(read, len(replayer._sessions))
+                on_progress(read, replayer.sessions_seen)
     sessions = replayer.finish()
     for other in others:
         sessions.extend(other.result())

@@ -498,3 +498,36 @@ class TestPartitions:
     def test_a_part_outside_the_count_is_refused(self):
         with pytest.raises(ValueError, match="part"):
             Replayer(part=(2, 2))
+
+
+def test_progress_counts_every_session_when_the_replay_is_split(tmp_path):
+    """With --jobs, this process replays only its share, yet progress reports all sessions."""
+    lines = []
+    for index in range(120):  # 120 sessions of 40 spans: progress fires every 4,096 spans
+        spans = []
+        for call in range(40):
+            spans.append(
+                {
+                    "traceId": f"{index + 1:032x}",
+                    "spanId": f"{index + 1:08x}{call + 1:08x}",
+                    "name": "execute_tool read",
+                    "startTimeUnixNano": str(T0 + call * MS),
+                    "endTimeUnixNano": str(T0 + call * MS + MS // 2),
+                    "attributes": [
+                        {"key": k, "value": {"stringValue": v}}
+                        for k, v in tool_attrs(
+                            "read", f'{{"path": "{call}"}}', f"text {call}"
+                        ).items()
+                    ],
+                }
+            )
+        lines.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    seen: dict[int, list[tuple[int, int]]] = {}
+    for jobs in (1, 2):
+        calls: list[tuple[int, int]] = []
+        analyze_paths([str(path)], on_progress=lambda s, n, c=calls: c.append((s, n)), jobs=jobs)
+        seen[jobs] = calls
+    assert len(seen[1]) > 1  # at least one progress report before the final one
+    assert seen[2] == seen[1]
