@@ -151,10 +151,16 @@ def fresh_guard(
     return CycleGuardSpanProcessor(guard, background=background, max_queue=10**7), provider
 
 
-def reference(spans: list[ReadableSpan]) -> float:
-    batch = BatchSpanProcessor(
+def batch_reference() -> BatchSpanProcessor:
+    """The reference: a BatchSpanProcessor whose exporter does nothing and that never exports
+    during a measurement (an unbounded queue, a delay longer than the run)."""
+    return BatchSpanProcessor(
         NoOpExporter(), max_queue_size=10**7, schedule_delay_millis=10**7, max_export_batch_size=512
     )
+
+
+def reference(spans: list[ReadableSpan]) -> float:
+    batch = batch_reference()
     try:
         return per_span_ns(batch.on_end, spans)
     finally:
@@ -172,9 +178,7 @@ def in_situ_non_tool(rounds: int = 30) -> tuple[float, float]:
     """(cycleguard, BatchSpanProcessor) added ``span.end()`` cost per plain span in ns, over
     a no-op processor; providers are measured in turn, batch by batch, so drift hits all."""
     attrs = {"http.route": "/api/items", "component": "worker", "item.count": 1, "retry": False}
-    batch = BatchSpanProcessor(
-        NoOpExporter(), max_queue_size=10**7, schedule_delay_millis=10**7, max_export_batch_size=512
-    )
+    batch = batch_reference()
     guard, _ = fresh_guard(annotate=False)
     setups = {}
     for name, processor in (("noop", NoOpProcessor()), ("batch", batch), ("cycleguard", guard)):

@@ -40,7 +40,7 @@ Usage::
         [--all]              # also replay all corpus runs (false alarms on successful runs)
         [--details]          # one line per labelled loop run and per false alarm
         [--markdown]         # the table as Markdown (for docs/quality.md)
-        [--round N]          # only labelling round N (1 to 5; repeatable)
+        [--round N]          # only labelling round N (1 to 10; repeatable)
 """
 
 from __future__ import annotations
@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         "--round",
         type=int,
         action="append",
-        help="only the labels of this labelling round (1 to 5; repeatable)",
+        help="only the labels of this labelling round (1 to 10; repeatable)",
     )
     a = ap.parse_args(argv)
 

@@ -21,9 +21,8 @@ __all__ = ["any_value", "attributes", "span_from_otlp", "spans_from_resource_spa
 Report = Callable[[str], None]
 
 _ERROR_CODES = frozenset({2, "2", "STATUS_CODE_ERROR", "ERROR"})
-_HEX_DIGITS = "0123456789abcdef"
-# The last lowercase-hex trace id and parent id validated, as (raw, hex) pairs: a tuple is
-# replaced whole, so threads converting at once read a consistent pair.
+# The last trace id and parent id validated, as (raw, hex) pairs: a tuple is replaced whole,
+# so threads converting at once read a consistent pair.
 _NOTHING = object()  # equal to no JSON value
 _last_trace_id: tuple[object, str] = (_NOTHING, "")
 _last_parent_id: tuple[object, str] = (_NOTHING, "")
@@ -179,27 +178,21 @@ def _fast_span(span: dict[str, Any], resource: Mapping[str, Any]) -> SpanData | 
 
     Returns exactly what ``_checked_span`` returns, or None (or raises anything) when the span
     is not plainly valid: the caller then runs ``_checked_span``, which rejects it or, for an
-    unusual but valid form, converts it. Ids in lowercase hex of the right width are taken
-    as they are; other forms go through :func:`hex_id`.
+    unusual but valid form, converts it. Ids go through :func:`hex_id` (its own fast path
+    takes lowercase hex of the right width as it is), the trace and parent ids once per run
+    of spans that share them.
     """
     global _last_trace_id, _last_parent_id
     get = span.get
-    trace_id = get("traceId")
+    raw_trace = get("traceId")
     last = _last_trace_id  # the spans of a document mostly share one trace id: check it once
-    if trace_id == last[0]:
-        trace_id = last[1]
-    elif trace_id.__class__ is str and len(trace_id) == 32 and not trace_id.strip(_HEX_DIGITS):
-        if not trace_id.strip("0"):
-            return None
-        _last_trace_id = (trace_id, trace_id)
+    if raw_trace == last[0]:
+        trace_id: str | None = last[1]
     else:
-        trace_id = hex_id(trace_id, TRACE_ID_BYTES)
-    span_id = get("spanId")
-    if span_id.__class__ is str and len(span_id) == 16 and not span_id.strip(_HEX_DIGITS):
-        if not span_id.strip("0"):
-            return None
-    else:
-        span_id = hex_id(span_id, SPAN_ID_BYTES)
+        trace_id = hex_id(raw_trace, TRACE_ID_BYTES)
+        if trace_id is not None:
+            _last_trace_id = (raw_trace, trace_id)
+    span_id = hex_id(get("spanId"), SPAN_ID_BYTES)
     name = get("name")
     if trace_id is None or span_id is None or name.__class__ is not str or not name:
         return None
@@ -208,13 +201,11 @@ def _fast_span(span: dict[str, Any], resource: Mapping[str, Any]) -> SpanData | 
         last = _last_parent_id  # and siblings one parent
         if parent == last[0]:
             parent = last[1]
-        elif parent.__class__ is str and len(parent) == 16 and not parent.strip(_HEX_DIGITS):
-            if not parent.strip("0"):
-                parent = None
-            else:
-                _last_parent_id = (parent, parent)
         else:
-            parent = hex_id(parent, SPAN_ID_BYTES)
+            raw_parent = parent
+            parent = hex_id(raw_parent, SPAN_ID_BYTES)
+            if parent is not None:
+                _last_parent_id = (raw_parent, parent)
     status = get("status")
     if status:
         message = status.get("message") or None
@@ -257,21 +248,14 @@ def spans_from_resource_spans(
             continue
         for spans in span_lists:
             for span in spans:
-                converted = None
-                if span.__class__ is dict:
-                    try:
-                        converted = _fast_span(span, resource)
-                    except Exception:  # _checked_span decides and words it
-                        converted = None
-                if converted is None:
-                    try:
-                        converted = _checked_span(span, resource)
-                    except BadSpan as exc:
-                        report(str(exc))
-                        continue
-                    except AttributeError:
-                        report(f"span entry is not an object: {span!r:.80}")
-                        continue
+                try:
+                    converted = span_from_otlp(span, resource)
+                except BadSpan as exc:
+                    report(str(exc))
+                    continue
+                except AttributeError:
+                    report(f"span entry is not an object: {span!r:.80}")
+                    continue
                 yield converted
 
 

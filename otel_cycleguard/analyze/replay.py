@@ -149,20 +149,10 @@ class Replayer:
 
     def add(self, span: SpanData) -> None:
         """Buffer one span until its trace is complete."""
-        self.spans_seen += 1
-        trace = self._traces.get(span.trace_id)
-        if trace is None:
-            trace = self._traces[span.trace_id] = _Trace()
-        trace.spans.append(span)
-        trace.last_document = self._document
-        if not span.parent_span_id:
-            trace.has_root = True
-        self._in_flight += 1
-        if self._in_flight > self.max_spans_in_flight:
-            self._flush_oldest()
+        self.add_all((span,))
 
     def add_all(self, spans: Iterable[SpanData]) -> None:
-        """``add`` each span, in order (one call for a whole document)."""
+        """Buffer each span, in order, until its trace is complete (one call per document)."""
         traces = self._traces
         document = self._document
         limit = self.max_spans_in_flight
@@ -211,7 +201,7 @@ class Replayer:
         """Flush, and return the session reports, ordered by first activity then key."""
         self.flush_all()
         reports = [state.report for state in self._sessions.values()]
-        reports.sort(key=lambda r: (r.first_start_ns, r.session))
+        reports.sort(key=_report_order)
         return reports
 
     # -- replay -----------------------------------------------------------------------------
@@ -482,7 +472,11 @@ class Replayer:
         )
 
 
-#: Every attribute :func:`conventions.session_hint` reads.
+def _report_order(report: SessionReport) -> tuple[int, str]:
+    """Sessions in a report: by first activity, then key (unique, so the order is total)."""
+    return report.first_start_ns, report.session
+
+
 def session_part(session: str, parts: int) -> int:
     """Which of ``parts`` processes replays ``session``: the same in every process (CRC-32 of
     the key; ``hash()`` of a str differs between processes)."""
@@ -506,10 +500,7 @@ def _replay_part(
         max_spans_in_flight=max_spans_in_flight,
         part=part,
     )
-    for spans in reader.iter_documents():
-        if spans:
-            replayer.end_document()
-            replayer.add_all(spans)
+    _replay_documents(reader, replayer, None)
     return replayer.finish()
 
 
@@ -597,15 +588,11 @@ def analyze_paths(
             raise
 
 
-def _finish_analysis(
-    reader: TraceReader,
-    replayer: Replayer,
-    problems: list[InputProblem],
-    on_progress: ProgressCallback | None,
-    others: list[Future[list[SessionReport]]],
-) -> Analysis:
-    """Replay this process's part (with progress), then merge the other parts' sessions."""
-    add = replayer.add
+def _replay_documents(
+    reader: TraceReader, replayer: Replayer, on_progress: ProgressCallback | None
+) -> None:
+    """Feed every document the reader yields to the replayer; with ``on_progress``, report
+    every ``PROGRESS_EVERY`` spans (spans read, sessions found)."""
     read = 0
     countdown = PROGRESS_EVERY
     for spans in reader.iter_documents():
@@ -616,17 +603,28 @@ def _finish_analysis(
             replayer.add_all(spans)
             continue
         for span in spans:
-            add(span)
+            replayer.add(span)
             read += 1
             countdown -= 1
             if not countdown:
                 countdown = PROGRESS_EVERY
                 on_progress(read, replayer.sessions_seen)
+
+
+def _finish_analysis(
+    reader: TraceReader,
+    replayer: Replayer,
+    problems: list[InputProblem],
+    on_progress: ProgressCallback | None,
+    others: list[Future[list[SessionReport]]],
+) -> Analysis:
+    """Replay this process's part (with progress), then merge the other parts' sessions."""
+    _replay_documents(reader, replayer, on_progress)
     sessions = replayer.finish()
     for other in others:
         sessions.extend(other.result())
     if others:
-        sessions.sort(key=lambda r: (r.first_start_ns, r.session))  # as Replayer.finish orders
+        sessions.sort(key=_report_order)
     if on_progress is not None:
         on_progress(reader.spans_read, len(sessions))
     return Analysis.build(

@@ -5,8 +5,8 @@ four dict look-ups and, when spans are tracked, one dict pop in ``on_end``. Tool
 read in ``on_end`` because several instrumentations set them only at the end. ``on_start`` only
 records which session and agent a span belongs to (:mod:`otel_cycleguard.span_scope`), so that
 descendants (and spans of a delegated child agent) can inherit it; a plain span with no tracked
-ancestor is ruled out by two set tests in C. Every hook is guarded: a bug here is logged, never raised into the
-agent.
+ancestor is ruled out by two set tests in C. Every hook is guarded: a bug here is logged, never
+raised into the agent.
 """
 
 from __future__ import annotations
