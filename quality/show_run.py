@@ -123,6 +123,14 @@ def main():
             if "loop_eval.user_reply" in at:
                 u = " ".join(str(at["loop_eval.user_reply"]).split())
                 print(f"  < user: {u[: a.text]}")
+            if "loop_eval.user_tool_calls" in at:
+                # tau2 dual control: what the simulated user did on their own device
+                for c in json.loads(at["loop_eval.user_tool_calls"]):
+                    r = " ".join(str(c.get("result")).split())
+                    err = " ERR" if c.get("error") else ""
+                    print(
+                        f"  < user did: {c['name']} {json.dumps(c['arguments'])}{err} -> {r[:120]}"
+                    )
             continue
         tool = at.get("gen_ai.tool.name")
         args = at.get("gen_ai.tool.call.arguments") or ""
