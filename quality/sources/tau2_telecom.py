@@ -89,6 +89,7 @@ class Run:
         self.step = 0
         self.n_tools = 0
         self.n_truncated = 0
+        self.t0 = T0  # moved 1 s on after the harness greeting, so no two turns share a start
 
     def _span(
         self, name: str, kind: int, start: int, end: int, attrs: list[dict[str, Any]]
@@ -115,7 +116,7 @@ class Run:
         """
         text = json.dumps([{"role": "assistant", "parts": parts}], ensure_ascii=False)
         text, cut = _cap(text)
-        start = T0 + self.step * SEC
+        start = self.t0 + self.step * SEC
         end = start + (SEC // 2 if n_calls else SEC - 1)
         attrs = [
             _attr("gen_ai.operation.name", "chat"),
@@ -128,12 +129,14 @@ class Run:
         if cut:
             attrs.append(_attr("loop_eval.result_truncated", True))
         self._span(f"chat {self.model}", 3, start, end, attrs)
-        if not n_calls and is_step:
+        if not is_step:
+            self.t0 += SEC
+        elif not n_calls:
             self.step += 1
 
     def tool(self, call: dict[str, Any], result: str, is_error: bool, first: bool) -> None:
         """One agent tool call; the result is the tool message verbatim (capped)."""
-        base = T0 + self.step * SEC
+        base = self.t0 + self.step * SEC
         start = base + (SEC // 2 if first else 0)
         res, cut = _cap(result)
         attrs = [
@@ -225,7 +228,7 @@ def convert_sim(
             if r is None:
                 raise ValueError(f"{run_id}: no tool result for call {c.get('id')}")
             run.tool(c, r.get("content") or "", bool(r.get("error")), k == 0)
-    end = T0 + max(run.step, 1) * SEC
+    end = run.t0 + max(run.step, 1) * SEC
     root_attrs = [
         _attr("gen_ai.operation.name", "invoke_agent"),
         _attr("gen_ai.agent.name", agent),
