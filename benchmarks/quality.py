@@ -40,7 +40,9 @@ Usage::
         [--all]              # also replay all corpus runs (false alarms on successful runs)
         [--details]          # one line per labelled loop run and per false alarm
         [--markdown]         # the table as Markdown (for docs/quality.md)
-        [--round N]          # only labelling round N (1 to 10; repeatable)
+        [--round N]          # only labelling round N (1 to 10, first-contact; repeatable)
+        [--source S]         # only the labels (and, with --all, the runs) of source S
+        [--by-source]        # one cycleguard row per source
 """
 
 from __future__ import annotations
@@ -80,6 +82,10 @@ DEFAULT_CORPUS = next(
     "/work/shared/corpus",
 )
 DEFAULT_LABELS = os.path.join(ROOT, "quality", "labels.jsonl")
+# Labels of the sources added after the first four (quality/sources/README.md): their data is
+# rebuilt from fetch recipes into EXTRA_CORPUS, never committed.
+DEFAULT_LABEL_FILES = (DEFAULT_LABELS, os.path.join(ROOT, "quality", "labels_sources.jsonl"))
+EXTRA_CORPUS = os.environ.get("CYCLEGUARD_EXTRA_CORPUS", "/work/corpus-extra")
 DEFAULT_CONFIG = os.path.join(ROOT, "quality", "cycleguard.yaml")
 RUBRIC_LINK = "quality/RUBRIC.md"
 
@@ -87,31 +93,40 @@ RUBRIC_LINK = "quality/RUBRIC.md"
 # -- corpus -------------------------------------------------------------------------------
 
 
-def corpus_index(corpus: str) -> dict[str, dict[str, Any]]:
-    """run_id -> its runs.jsonl record, plus ``_line``: its line in the source's .gz file."""
+def corpus_index(*corpora: str) -> dict[str, dict[str, Any]]:
+    """run_id -> its runs.jsonl record, plus ``_line`` (its line in the source's .gz file) and
+    ``_corpus`` (the folder it is in), over every corpus folder given (a missing one is
+    skipped: the extra sources are rebuilt from their recipes, never committed)."""
     index: dict[str, dict[str, Any]] = {}
-    per_source: dict[str, int] = defaultdict(int)
-    with open(os.path.join(corpus, "runs.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            record = json.loads(line)
-            record["_line"] = per_source[record["source"]]
-            per_source[record["source"]] += 1
-            index[record["run_id"]] = record
+    for corpus in corpora:
+        path = os.path.join(corpus, "runs.jsonl")
+        if not os.path.exists(path):
+            continue
+        per_source: dict[str, int] = defaultdict(int)
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                record["_line"] = per_source[record["source"]]
+                record["_corpus"] = corpus
+                per_source[record["source"]] += 1
+                index[record["run_id"]] = record
     return index
 
 
 def load_runs(
-    run_ids: Iterable[str], index: dict[str, dict[str, Any]], corpus: str
+    run_ids: Iterable[str], index: dict[str, dict[str, Any]], corpus: str | None = None
 ) -> Iterator[tuple[str, list[SpanData]]]:
-    """(run_id, spans) for the wanted runs, reading each source file once."""
-    wanted: dict[str, dict[int, str]] = defaultdict(dict)
+    """(run_id, spans) for the wanted runs, reading each source file once (from the corpus
+    folder the index names, else ``corpus``)."""
+    wanted: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
     for run_id in run_ids:
         record = index[run_id]
-        wanted[record["source"]][record["_line"]] = run_id
-    for source in sorted(wanted):
-        lines = wanted[source]
+        folder = record.get("_corpus") or corpus
+        wanted[(folder, record["source"])][record["_line"]] = run_id
+    for folder, source in sorted(wanted):
+        lines = wanted[(folder, source)]
         last = max(lines)
-        with gzip.open(os.path.join(corpus, f"{source}.otlp.jsonl.gz"), "rb") as f:
+        with gzip.open(os.path.join(folder, f"{source}.otlp.jsonl.gz"), "rb") as f:
             for number, raw in enumerate(f):
                 if number > last:
                     break
@@ -431,31 +446,56 @@ def table(scores: dict[str, Score], markdown: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--labels", default=DEFAULT_LABELS)
+    ap.add_argument(
+        "--labels",
+        action="append",
+        help="label file (repeatable; default: quality/labels.jsonl and "
+        "quality/labels_sources.jsonl)",
+    )
     ap.add_argument("--config", default=DEFAULT_CONFIG)
-    ap.add_argument("--corpus", default=os.environ.get("CYCLEGUARD_CORPUS", DEFAULT_CORPUS))
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        help="corpus folder (repeatable; default: the development corpus and, where it has "
+        "been built, the extra sources' folder, $CYCLEGUARD_EXTRA_CORPUS or /work/corpus-extra)",
+    )
+    ap.add_argument(
+        "--source", action="append", help="only the labels of this source (repeatable)"
+    )
+    ap.add_argument(
+        "--by-source", action="store_true", help="also one cycleguard table row per source"
+    )
     ap.add_argument("--all", action="store_true", help="also replay every corpus run")
     ap.add_argument("--details", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument(
         "--round",
-        type=int,
+        type=_round,
         action="append",
-        help="only the labels of this labelling round (1 to 10; repeatable)",
+        help="only the labels of this labelling round (1 to 10, or first-contact; repeatable)",
     )
     a = ap.parse_args(argv)
 
     config = load_config(a.config, environ={})
-    with open(a.labels, encoding="utf-8") as f:
-        labels = [json.loads(line) for line in f if line.strip()]
+    labels = []
+    for path in a.labels or DEFAULT_LABEL_FILES:
+        with open(path, encoding="utf-8") as f:
+            labels += [json.loads(line) for line in f if line.strip()]
     if a.round:
         labels = [label for label in labels if label.get("round", 1) in a.round]
-    index = corpus_index(a.corpus)
+    corpora = a.corpus or [os.environ.get("CYCLEGUARD_CORPUS", DEFAULT_CORPUS), EXTRA_CORPUS]
+    index = corpus_index(*corpora)
+    if a.source:
+        labels = [
+            label
+            for label in labels
+            if (label.get("source") or index.get(label["run_id"], {}).get("source")) in a.source
+        ]
     missing = [label["run_id"] for label in labels if label["run_id"] not in index]
     if missing:
         print(
-            f"{len(missing)} labelled runs are not in {a.corpus}/runs.jsonl and are left out, "
-            f"e.g. {missing[0]}",
+            f"{len(missing)} labelled runs are in none of {', '.join(corpora)} and are left out "
+            f"(build the extra sources with quality/sources/README.md), e.g. {missing[0]}",
             file=sys.stderr,
         )
     labels = [
@@ -466,8 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     by_id = {label["run_id"]: label for label in labels}
 
     scores = {"cycleguard": Score(), **{name: Score() for name in REFERENCES}}
+    per_source: dict[str, Score] = defaultdict(Score)
     details: list[str] = []
-    for run_id, spans in load_runs(by_id, index, a.corpus):
+    for run_id, spans in load_runs(by_id, index):
         label = by_id[run_id]
         outcomes = {"cycleguard": replay_cycleguard(spans, config)}
         calls = tool_calls(spans)
@@ -475,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
             outcomes[name] = _ladder(calls, rules)
         for name, outcome in outcomes.items():
             score(label, outcome, scores[name], calls)
+        score(label, outcomes["cycleguard"], per_source[label["source"]], calls)
         cg = outcomes["cycleguard"]
         if label["has_loop"] or cg.terms:
             eps = ", ".join(
@@ -490,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(labels)} labelled runs; rubric: {RUBRIC_LINK}; config: {os.path.relpath(a.config, ROOT)}"
     )
     print(table(scores, a.markdown))
+    if a.by_source:
+        print("\ncycleguard, per source:")
+        print(table(dict(sorted(per_source.items())), a.markdown))
     if a.details:
         print("\nper run (labelled loops and every cycleguard TERM):")
         for line in details:
@@ -503,17 +548,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  false alarm: {m}")
 
     if a.all:
-        whole_corpus(index, a.corpus, config, markdown=a.markdown)
+        whole_corpus(index, config, markdown=a.markdown, sources=a.source)
     return 0
 
 
+def _round(value: str) -> int | str:
+    return int(value) if value.isdigit() else value
+
+
 def whole_corpus(
-    index: dict[str, dict[str, Any]], corpus: str, config: CycleGuardConfig, *, markdown: bool
+    index: dict[str, dict[str, Any]],
+    config: CycleGuardConfig,
+    *,
+    markdown: bool,
+    sources: list[str] | None = None,
 ) -> None:
     """Every corpus run: how many runs (and successful runs) get a TERM / would be terminated."""
     stats: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
     flagged: list[str] = []
-    for run_id, spans in load_runs(index, index, corpus):
+    wanted = [r for r, rec in index.items() if not sources or rec["source"] in sources]
+    for run_id, spans in load_runs(wanted, index):
         record = index[run_id]
         success = record["outcome"].get("success")
         bucket = {True: "success", False: "failure", None: "unknown"}[success]
