@@ -177,7 +177,11 @@ def replay_cycleguard(spans: list[SpanData], config: CycleGuardConfig) -> Outcom
         for signal in report.signals:
             if signal.level == "term":
                 out.terms.append(where(signal.tool_call_index, signal.sequence))
-                out.dimensions.append(signal.dimension)
+                out.dimensions.append(
+                signal.dimension
+                if signal.rule in ("", signal.dimension)
+                else f"{signal.dimension}/{signal.rule}"
+            )
         if report.terminated_at is not None:
             t = report.terminated_at
             out.terminated_at = where(t.tool_call_index, t.sequence)

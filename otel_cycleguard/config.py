@@ -326,6 +326,32 @@ class FailureDensityConfig(_WindowCounts):
     progress_commands: bool = True
 
 
+class FailedLookupsConfig(Thresholds):
+    """Look-ups that fail or find nothing, in a row: a search with no match, a read of a file
+    that is not there, a read-only command with an empty output, each query different.
+    Reported under ``error_streak``, with thresholds below it: a look-up that finds nothing
+    tells the agent nothing, and short runs (six steps of a ReAct agent) end before the
+    streak's own TERM. Only tools known to read count (an unknown tool is no evidence)."""
+
+    enabled: bool = True
+    warn: int = Field(default=4, ge=1)
+    term: int = Field(default=5, ge=1)
+
+
+class EditWithoutEffectConfig(Thresholds):
+    """Rounds of [edit, the same check command] whose masked output never changes: the agent
+    rewrites the same file, re-runs the same script and gets what it got after the previous
+    edit. Counted in rounds in a row (the first of them included); any new output is new
+    information and starts over, so edit -> test -> new failure -> edit is never counted.
+    Reported under ``tool_pattern``. ``edit_tools`` are the edit-like tools (by canonical
+    name or tool name); shell commands that edit files count too."""
+
+    enabled: bool = True
+    warn: int = Field(default=3, ge=1)
+    term: int = Field(default=4, ge=1)
+    edit_tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
+
+
 class BudgetConfig(_Strict):
     """Per-session limits, independent of repetition. Off by default (SPEC §2).
 
@@ -370,6 +396,8 @@ class ProfileConfig(_Strict):
     recurring_failure: RecurringFailureConfig = Field(default_factory=RecurringFailureConfig)
     failure_density: FailureDensityConfig = Field(default_factory=FailureDensityConfig)
     same_error: SameErrorConfig = Field(default_factory=SameErrorConfig)
+    failed_lookups: FailedLookupsConfig = Field(default_factory=FailedLookupsConfig)
+    edit_without_effect: EditWithoutEffectConfig = Field(default_factory=EditWithoutEffectConfig)
 
 
 def _t(warn: int, term: int) -> dict[str, int]:
@@ -398,6 +426,8 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "failure_density": {"window": 12, "warn": 6, "term": 8},
         "recurring_failure": {"window": 20, "warn": 4, "term": 5},
         "same_error": {"window": 16, "warn": 4, "term": 5},
+        "failed_lookups": _t(4, 5),
+        "edit_without_effect": _t(3, 4),
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -421,6 +451,8 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "failure_density": {"window": 16, "warn": 8, "term": 11},
         "recurring_failure": {"window": 24, "warn": 4, "term": 6},
         "same_error": {"window": 16, "warn": 3, "term": 3},
+        "failed_lookups": _t(6, 8),
+        "edit_without_effect": _t(3, 4),
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -444,6 +476,8 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "failure_density": {"window": 9, "warn": 4, "term": 6},
         "recurring_failure": {"window": 12, "warn": 3, "term": 4},
         "same_error": {"window": 12, "warn": 3, "term": 3},
+        "failed_lookups": _t(3, 4),
+        "edit_without_effect": _t(3, 4),
         "text_loop": _t(3, 4),
         "state_hash": _t(3, 4),
     },

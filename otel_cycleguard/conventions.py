@@ -240,8 +240,12 @@ def model_turn_from(
     end_ns: int = 0,
     span_id: str | None = None,
     state_attribute: str = "cycleguard.state_hash",
+    status_error: bool = False,
+    status_message: str | None = None,
 ) -> ModelTurn:
-    """A :class:`ModelTurn` (output text, token usage) from a model span of any convention."""
+    """A :class:`ModelTurn` (output text, token usage, failure) from a model span of any
+    convention. A turn failed when its status is ERROR or it carries ``error.type``; what
+    failed is the error type and the status message (for the same-rejection test)."""
     text = _text_of_messages(attributes.get("gen_ai.output.messages"))
     if text is None:
         text = _indexed_text(attributes, "llm.output_messages.", ".message.content")
@@ -266,7 +270,11 @@ def model_turn_from(
         value = attributes.get("output.value")
         text = value if isinstance(value, str) else None
     fingerprint = attributes.get(state_attribute)
+    error_type = attributes.get("error.type")
+    error = bool(status_error) or error_type is not None
     return ModelTurn(
+        error=error,
+        error_text=f"{error_type}: {status_message or ''}" if error else None,
         text=text,
         input_tokens=_token(
             attributes,

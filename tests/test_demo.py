@@ -42,7 +42,7 @@ def test_looping_agents_are_caught_and_the_silent_human_terminates_the_fixer(dem
     ("agent", "dimension"),
     [
         ("researcher", "identical_call"),
-        ("fixer", "identical_call"),  # replay_cycle: the whole lap comes back unchanged
+        ("fixer", "tool_pattern"),  # replay_cycle: the whole lap comes back unchanged
         ("builder", "error_streak"),
         ("poller", "poll_no_progress"),
         ("planner", "text_loop"),

@@ -372,6 +372,8 @@ class Replayer:
                 end_ns=span.end_ns,
                 span_id=span.span_id,
                 state_attribute=self._state_attribute,
+                status_error=span.status_error,
+                status_message=span.status_message,
             )
             tokens = _tokens(turn.input_tokens) + _tokens(turn.output_tokens)
             if not stopped:
@@ -414,6 +416,7 @@ class Replayer:
                     threshold=signal.threshold,
                     explanation=signal.explanation,
                     sequence=sequence,
+                    rule=signal.rule,
                 )
             )
         for signal in signals:

@@ -1,8 +1,8 @@
-"""The analysis report as data, and its JSON form (schema ``cycleguard.analysis/v1``).
+"""The analysis report as data, and its JSON form (schema ``cycleguard.analysis/v2``).
 
 The renderers (:mod:`.report_text`, :mod:`.report_markdown`, :mod:`.report_html`) read these
 objects; :meth:`Analysis.to_dict` is the JSON contract documented in ``docs/analyze.md`` and
-checked by ``schema/analysis-v1.json``. Indices are 0-based in the session's own order:
+checked by ``schema/analysis-v2.json``. Indices are 0-based in the session's own order:
 ``tool_call_index`` among its tool calls, ``model_turn_index`` among its model turns, both in
 start-time order; ``sequence`` (not in the JSON) counts both together, for timelines.
 """
@@ -33,10 +33,10 @@ __all__ = [
     "schema",
 ]
 
-SCHEMA_ID = "cycleguard.analysis/v1"
+SCHEMA_ID = "cycleguard.analysis/v2"
 STAGES: tuple[str, ...] = ("self_heal", "hitl", "terminate")
 MAX_PROBLEMS_LISTED = 100
-_SCHEMA_PATH = Path(__file__).with_name("schema") / "analysis-v1.json"
+_SCHEMA_PATH = Path(__file__).with_name("schema") / "analysis-v2.json"
 
 
 def schema() -> dict[str, Any]:
@@ -68,11 +68,13 @@ class SignalRecord:
     threshold: int
     explanation: str
     sequence: int = 0
+    rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "dimension": self.dimension,
             "level": self.level,
+            "rule": self.rule or self.dimension,
             "span_id": self.span_id,
             "tool": self.tool,
             "tool_call_index": self.tool_call_index,
@@ -320,7 +322,7 @@ class Analysis:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``cycleguard.analysis/v1`` document."""
+        """The ``cycleguard.analysis/v2`` document."""
         return {
             "schema": SCHEMA_ID,
             "settings": dict(self.settings),

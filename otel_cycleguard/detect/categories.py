@@ -1,9 +1,17 @@
-"""Tool categories (exploration / action) by the four-level fallback of SPEC §2, and poll tools.
+"""Tool categories (exploration / action) by a four-level fallback, and poll tools.
 
 1. a built-in map of common names and aliases, 2. the user's ``extra_categories``,
-3. tool metadata (``read_only``), 4. otherwise ``action``: the stricter thresholds are the safe
-default for a tool we know nothing about. An exec whose command is read-only is
-``exec:readonly`` (exploration, with its own override).
+3. tool metadata (``read_only``), 4. otherwise ``action``, marked *unknown*
+(``ToolKind.known`` false): what the guard does not know is not evidence, so a streak of
+unknown calls may warn but never terminates through ``category_streak`` alone (see
+docs/detection.md). Two readings of the arguments come before that last resort:
+
+- a tool whose arguments hold one command line (``command``, ``cmd``, ``script``, ``code``,
+  ``input``) is a shell, whatever it is called, and is read by its command words as ``bash``
+  is (an exec whose command is read-only is ``exec:readonly``: exploration);
+- a tool that does several things by a sub-command argument (``command``, ``action``,
+  ``operation``: ``view`` vs ``str_replace`` vs ``create``) is a read or an edit by that
+  argument: a read is never counted as an edit.
 """
 
 from __future__ import annotations
@@ -13,11 +21,18 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+try:
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - orjson is a core dependency
+    from json import loads as _loads
+
 __all__ = [
     "ACTION",
     "EXPLORATION",
     "Categorizer",
     "ToolKind",
+    "argument_map",
+    "changes_environment",
     "command_text",
     "command_words",
     "edits_files",
@@ -177,21 +192,92 @@ _FIND_WRITERS = frozenset(
 _SEPARATORS = re.compile(r";|&&|\|\||>|`|\$\(|\n")
 _NEEDS_SHLEX = re.compile(r"[\"'\\]")
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input", "commands")
+# The keys a multi-purpose tool names its sub-command with, and the sub-commands that only
+# read (anything else a sub-command names is taken as an edit: the stricter reading).
+_SUBCOMMAND_KEYS = ("command", "action", "operation", "mode")
+_READ_SUBCOMMANDS = frozenset(
+    {
+        "view",
+        "read",
+        "show",
+        "cat",
+        "get",
+        "list",
+        "ls",
+        "search",
+        "find",
+        "grep",
+        "open",
+        "goto",
+        "scroll",
+        "scroll_up",
+        "scroll_down",
+        "print",
+        "info",
+        "status",
+        "diff",
+        "view_range",
+        "read_file",
+        "list_dir",
+    }
+)
+_EDIT_SUBCOMMANDS = frozenset(
+    {
+        "str_replace",
+        "create",
+        "insert",
+        "undo_edit",
+        "write",
+        "edit",
+        "replace",
+        "append",
+        "delete",
+        "remove",
+        "rename",
+        "move",
+        "patch",
+        "apply_patch",
+        "overwrite",
+        "prepend",
+        "write_file",
+        "create_file",
+    }
+)
+# Canonical tools whose sub-command decides read or edit (unknown tools too, see classify).
+_MULTI_PURPOSE = frozenset({"edit", "write", "create"})
+_SHELL_WORD = re.compile(r"[\s/|;&<>$=(]")
 
 
 class ToolKind:
-    """How the detector treats one tool: category, override key, and whether it polls."""
+    """How the detector treats one tool: category, override key, whether it polls, and whether
+    the category is known (``known`` false: the last-resort ``action`` guess for a name seen
+    nowhere, which must not terminate a run by itself)."""
 
-    __slots__ = ("canonical", "category", "is_poll", "override_key")
+    __slots__ = ("canonical", "category", "is_poll", "known", "override_key")
 
-    def __init__(self, canonical: str, category: str, override_key: str, is_poll: bool) -> None:
+    def __init__(
+        self,
+        canonical: str,
+        category: str,
+        override_key: str,
+        is_poll: bool,
+        known: bool = True,
+    ) -> None:
         self.canonical = canonical
         self.category = category
         self.override_key = override_key
         self.is_poll = is_poll
+        self.known = known
 
     def __repr__(self) -> str:
-        return f"ToolKind({self.canonical!r}, {self.category!r}, poll={self.is_poll})"
+        known = "" if self.known else ", unknown"
+        return f"ToolKind({self.canonical!r}, {self.category!r}, poll={self.is_poll}{known})"
+
+
+_EXEC_KIND = ToolKind("exec", ACTION, "exec", False)
+_EXEC_READONLY_KIND = ToolKind("exec", EXPLORATION, EXEC_READONLY, False)
+_VIEW_KIND = ToolKind("view", EXPLORATION, "view", False)
+_EDIT_KIND = ToolKind("edit", ACTION, "edit", False)
 
 
 class Categorizer:
@@ -213,7 +299,8 @@ class Categorizer:
         self._cache: dict[tuple[str, bool | None], ToolKind] = {}
 
     def classify(self, tool: str, arguments: Any = None, read_only: bool | None = None) -> ToolKind:
-        """The kind of one call. Arguments matter only for exec (read-only?) and ``process``."""
+        """The kind of one call. Arguments matter for exec (read-only?), ``process``, tools
+        with a sub-command, and unknown tools (a command line makes them a shell)."""
         key = (tool, read_only)
         kind = self._cache.get(key)
         if kind is None:
@@ -221,10 +308,37 @@ class Categorizer:
             if len(self._cache) >= self._CACHE_LIMIT:
                 self._cache.clear()
             self._cache[key] = kind
-        if kind.canonical == "exec" and kind.category == ACTION and _is_readonly_command(arguments):
-            return ToolKind("exec", EXPLORATION, EXEC_READONLY, False)
-        if kind.canonical == "process" and _process_polls(arguments):
-            return ToolKind("process", EXPLORATION, "process", True)
+        canonical = kind.canonical
+        if canonical == "exec":
+            if kind.category == ACTION and _is_readonly_command(arguments):
+                return _EXEC_READONLY_KIND
+            return kind
+        if canonical == "process":
+            if _process_polls(arguments):
+                return ToolKind("process", EXPLORATION, "process", True)
+            return kind
+        if not kind.known or canonical in _MULTI_PURPOSE:
+            return self._by_arguments(kind, arguments)
+        return kind
+
+    def _by_arguments(self, kind: ToolKind, arguments: Any) -> ToolKind:
+        """A multi-purpose or unknown tool read by its arguments: its sub-command decides read
+        or edit; an unknown tool given one command line is a shell."""
+        args = argument_map(arguments)
+        if args is None:
+            return kind
+        for name in _SUBCOMMAND_KEYS:
+            value = args.get(name)
+            if isinstance(value, str) and len(value) <= 32:
+                word = value.strip().lower()
+                if word in _READ_SUBCOMMANDS:
+                    return _VIEW_KIND
+                if word in _EDIT_SUBCOMMANDS:
+                    return _EDIT_KIND
+        if kind.known:
+            return kind
+        if _is_command_line(args):
+            return _EXEC_READONLY_KIND if _is_readonly_command(args) else _EXEC_KIND
         return kind
 
     def _classify_name(self, tool: str, read_only: bool | None) -> ToolKind:
@@ -242,11 +356,37 @@ class Categorizer:
         elif name.startswith("send_"):
             category = ACTION
         else:
-            category = ACTION
+            # Seen nowhere: the stricter category, marked unknown (see the module docstring).
+            return ToolKind(canonical, ACTION, canonical, False, known=False)
         # The user's extra categories win over the built-in map for the same name.
         if name in self._extra:
             category = self._extra[name]
         return ToolKind(canonical, category, canonical, False)
+
+
+def argument_map(arguments: Any) -> Mapping[str, Any] | None:
+    """A call's arguments as a mapping (a JSON object string is parsed), else None."""
+    if isinstance(arguments, Mapping):
+        return arguments
+    if isinstance(arguments, str | bytes) and arguments[:1] in ("{", b"{"):
+        try:
+            value = _loads(arguments)
+        except ValueError:
+            return None
+        return value if isinstance(value, Mapping) else None
+    return None
+
+
+def _is_command_line(args: Mapping[str, Any]) -> bool:
+    """True when the arguments are one command line: a command key holding a string that
+    reads as a command (a word and more, or a path), next to at most a few options
+    (``timeout``, ``cwd``...), none of them a sub-command or file content."""
+    for key in _COMMAND_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            return bool(_SHELL_WORD.search(text)) or text.isidentifier()
+    return False
 
 
 def command_text(arguments: Any) -> str | None:
@@ -382,6 +522,61 @@ def edits_files(arguments: Any) -> bool:
             ):
                 return True
             if command in _CONTENT_WRITERS and _FILE_REDIRECT.search(item):
+                return True
+        return False
+    except Exception:  # a heuristic over foreign input: never raise into the detector
+        return False
+
+
+# Package managers and build tools, with the sub-commands that change the environment
+# (``apt-get update`` only refreshes an index: not progress).
+_INSTALLERS = {
+    "pip": frozenset({"install"}),
+    "pip3": frozenset({"install"}),
+    "uv": frozenset({"pip", "add", "sync"}),
+    "poetry": frozenset({"install", "add"}),
+    "conda": frozenset({"install", "create"}),
+    "mamba": frozenset({"install", "create"}),
+    "npm": frozenset({"install", "i", "ci", "add"}),
+    "yarn": frozenset({"install", "add"}),
+    "pnpm": frozenset({"install", "add", "i"}),
+    "apt": frozenset({"install"}),
+    "apt-get": frozenset({"install"}),
+    "yum": frozenset({"install"}),
+    "dnf": frozenset({"install"}),
+    "apk": frozenset({"add"}),
+    "brew": frozenset({"install"}),
+    "gem": frozenset({"install"}),
+    "bundle": frozenset({"install"}),
+    "cargo": frozenset({"build", "install", "fetch"}),
+    "go": frozenset({"build", "install", "get", "mod"}),
+    "mvn": frozenset({"install", "compile", "package"}),
+    "gradle": frozenset({"build", "assemble"}),
+    "cmake": frozenset({"--build", ".."}),
+}
+_BUILDERS = frozenset({"make", "ninja", "./configure", "configure"})
+
+
+def changes_environment(arguments: Any) -> bool:
+    """True when an exec-like call installs packages or runs a build step (``pip install``,
+    ``apt-get install``, ``npm ci``, ``make``, ``cargo build``...): when it succeeds, the
+    environment moved on, which is progress for a setup agent that rarely edits a file.
+    Never raises."""
+    try:
+        text = command_text(arguments)
+        if not text:
+            return False
+        for item in _COMMAND_ITEMS.split(_QUOTED.sub("''", text[:4096])):
+            words = command_words(item)
+            if not words:
+                continue
+            command = words[0]
+            if command in ("python", "python3") and words[1:3] == ["-m", "pip"]:
+                words, command = words[2:], "pip"
+            if command in _BUILDERS:
+                return True
+            subcommands = _INSTALLERS.get(command)
+            if subcommands and any(w in subcommands for w in words[1:3]):
                 return True
         return False
     except Exception:  # a heuristic over foreign input: never raise into the detector

@@ -523,6 +523,13 @@ class ErrorStreak:
         count = words[self.count]
         return (max(count, self.longest(table)) if table else count), table
 
+    def observe_turn(self, words: array, table: list | None) -> int:
+        """A failed model turn: one more failure of the run (the global streak only; no tool's
+        streak), returning the count as :meth:`observe` does."""
+        words[self.count] += 1
+        count = words[self.count]
+        return max(count, self.longest(table)) if table else count
+
     @staticmethod
     def longest(table: list | None) -> int:
         return max(table[1::2]) if table else 0

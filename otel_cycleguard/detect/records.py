@@ -33,7 +33,12 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ModelTurn:
-    """One finished model turn: its output text and token usage."""
+    """One finished model turn: its output text and token usage.
+
+    ``error`` marks a turn that failed (a span status ERROR or an ``error.type``: a format
+    error the harness rejected, a refusal, a provider error); ``error_text`` says what failed
+    (hashed on arrival, never kept), so the same rejection turn after turn is the same error.
+    """
 
     text: str | None = None
     input_tokens: int = 0
@@ -42,3 +47,5 @@ class ModelTurn:
     end_s: float | None = None
     state_fingerprint: str | None = None
     span_id: str | None = None
+    error: bool = False
+    error_text: str | None = None

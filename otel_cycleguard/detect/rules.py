@@ -56,7 +56,16 @@ from otel_cycleguard.config import (
     ErrorStreakConfig,
     ProfileConfig,
 )
-from otel_cycleguard.detect.categories import command_text, command_words, edits_files
+from otel_cycleguard.detect.categories import (
+    ACTION,
+    EXPLORATION,
+    ToolKind,
+    argument_map,
+    changes_environment,
+    command_text,
+    command_words,
+    edits_files,
+)
 from otel_cycleguard.detect.dimensions import CallRing, Layout, _lowered, check_lane, clear_lane
 from otel_cycleguard.detect.normalize import hash_bytes
 from otel_cycleguard.detect.signals import Dimension, Level
@@ -66,6 +75,7 @@ __all__ = [
     "RealWorldRules",
     "RuleHit",
     "command_exit",
+    "failure_fold",
     "recurrences",
     "refine_failure",
 ]
@@ -135,7 +145,7 @@ _DEFAULT_FAILURE_LITERALS = (
 #: Tool kinds whose failures :func:`refine_failure` reads from the result.
 REFINED_KINDS = _EXEC_CANONICAL | _SEARCH_CANONICAL
 
-RuleHit = tuple[Dimension, Level, int, int, tuple[str, ...], str]
+RuleHit = tuple[Dimension, Level, int, int, tuple[str, ...], str, str]
 
 
 def command_exit(arguments: Any, result_text: str | None) -> tuple[str | None, int | None]:
@@ -307,9 +317,16 @@ _NO_GAP_INFOS = frozenset(
 )
 
 _RULES = "rules"
+_STALENESS = "staleness"
+_LOOKUPS = "failed_lookups"
+_NO_EFFECT = "edit_without_effect"
+_FOLDS = 8
+_MASK64 = (1 << 64) - 1
+_PATH_KEYS = ("path", "file", "file_path", "filename", "file_name", "target_file")
 
 
 def _hit(
+    rule: str,
     dimension: Dimension,
     level: Level,
     count: int,
@@ -319,7 +336,8 @@ def _hit(
     explanation: str,
 ) -> RuleHit:
     """A rule's crossing, with the threshold of the level it reached."""
-    return dimension, level, count, term if level is Level.TERM else warn, unit, explanation
+    threshold = term if level is Level.TERM else warn
+    return dimension, level, count, threshold, unit, explanation, rule
 
 
 class RealWorldRules:
@@ -329,6 +347,9 @@ class RealWorldRules:
     Not thread-safe (each session is serialised)."""
 
     __slots__ = (
+        "check_key",
+        "check_laps",
+        "check_result",
         "density_bits",
         "density_calls",
         "density_run",
@@ -337,10 +358,17 @@ class RealWorldRules:
         "edit_key2",
         "edit_long",
         "edit_run2",
+        "edit_target",
+        "edits_since",
         "failed_action",
+        "fold_next",
+        "folds",
         "lanes",
+        "lap_target",
         "layout",
+        "lookup_run",
         "ring",
+        "stale_bits",
     )
 
     def __init__(self, layout: Layout, ring: CallRing) -> None:
@@ -358,7 +386,55 @@ class RealWorldRules:
         self.failed_action = layout.words(_RULES, "failed_action")
         # gates of replay_cycle, near_duplicate_edit, repeated_failure, recurring_failure,
         # failure_density, same_error
-        self.lanes = tuple(layout.lane(_RULES) for _ in range(6))
+        lanes = [layout.lane(_RULES) for _ in range(6)]
+        # Groups of their own (a state saved before they existed loads; they start fresh).
+        # Staleness: bit j of stale_bits, the failure j observations ago repeated the output
+        # (masked, digits dropped) of one of the last _FOLDS distinct failures kept in folds.
+        self.stale_bits = layout.words(_STALENESS, "stale_bits")
+        self.folds = layout.words(_STALENESS, "folds", _FOLDS)
+        self.fold_next = layout.words(_STALENESS, "fold_next")
+        self.lookup_run = layout.words(_LOOKUPS, "run")
+        lanes.append(layout.lane(_LOOKUPS))
+        # edit_without_effect: the check command followed, its last output, the rounds in a
+        # row it gave that output, edits since it last ran, and the file they touched.
+        self.check_key = layout.words(_NO_EFFECT, "check_key")
+        self.check_result = layout.words(_NO_EFFECT, "check_result")
+        self.check_laps = layout.words(_NO_EFFECT, "rounds")
+        self.edits_since = layout.words(_NO_EFFECT, "edits_since")
+        self.edit_target = layout.words(_NO_EFFECT, "edit_target")
+        self.lap_target = layout.words(_NO_EFFECT, "lap_target")
+        lanes.append(layout.lane(_NO_EFFECT))
+        self.lanes = tuple(lanes)
+
+    # -- staleness: whether failures bring new information ---------------------------------
+
+    def note_failure_output(self, words: array, failed: bool, fold: int) -> bool:
+        """Shift the staleness bits by one observation; True when it is a failure whose
+        ``fold`` (its output masked, digits dropped: :func:`failure_fold`) is one of the last
+        distinct failures' (no new information: the same wall again)."""
+        bits = (words[self.stale_bits] << 1) & _MASK64
+        stale = False
+        if failed:
+            base = self.folds
+            stale = fold in words[base : base + _FOLDS]
+            if not stale:
+                slot = words[self.fold_next]
+                words[base + slot] = fold
+                words[self.fold_next] = (slot + 1) % _FOLDS
+            bits |= stale
+        words[self.stale_bits] = bits
+        return stale
+
+    def stale_failures(self, words: array, observations: int) -> int:
+        """Stale failures among the last ``observations`` (at most 64)."""
+        n = min(max(observations, 0), 64)
+        return (words[self.stale_bits] & ((1 << n) - 1)).bit_count()
+
+    def no_new_information(self, words: array, failures: int, observations: int) -> bool:
+        """Evidence of no progress for a failure rule: at least half of the ``failures``
+        counted over the last ``observations`` repeated an earlier failure's output. A run
+        whose failures keep telling it something new is exploring, not looping."""
+        return 2 * self.stale_failures(words, observations) >= failures
 
     def observe(
         self,
@@ -368,8 +444,7 @@ class RealWorldRules:
         profile: ProfileConfig,
         step: int,
         tool: str,
-        canonical: str,
-        is_poll: bool,
+        kind: ToolKind,
         key: int,
         result: int,
         arguments: Any,
@@ -379,11 +454,21 @@ class RealWorldRules:
         recent_tools,
     ) -> tuple[list[RuleHit], array | None, array | None]:
         """Feed one call (already in the call ring); returns the rule crossings (dimension,
-        level, count, threshold, unit, explanation) and the tables of recent failures
+        level, count, threshold, unit, explanation, rule) and the tables of recent failures
         (``recur``: recurring_failure's, ``same``: same_error's; see :func:`recurrences`).
         ``canonical_args``: the arguments' canonical JSON (:meth:`Normalizer.call_key`)."""
         hits: list[RuleHit] = []
-        replay_lane, edit_lane, fail_lane, recur_lane, density_lane, same_lane = self.lanes
+        (
+            replay_lane,
+            edit_lane,
+            fail_lane,
+            recur_lane,
+            density_lane,
+            same_lane,
+            lookup_lane,
+            effect_lane,
+        ) = self.lanes
+        canonical, is_poll = kind.canonical, kind.is_poll
         cfg = profile.replay_cycle
         if cfg.enabled:
             if is_poll:
@@ -402,7 +487,8 @@ class RealWorldRules:
                 )
                 hits.append(
                     _hit(
-                        Dimension.IDENTICAL_CALL,
+                        "replay_cycle",
+                        Dimension.TOOL_PATTERN,
                         level,
                         count,
                         cfg.warn,
@@ -424,6 +510,7 @@ class RealWorldRules:
                 )
                 hits.append(
                     _hit(
+                        "near_duplicate_edit",
                         Dimension.IDENTICAL_CALL,
                         level,
                         count,
@@ -441,6 +528,7 @@ class RealWorldRules:
             if level is not None:
                 hits.append(
                     _hit(
+                        "repeated_failure",
                         Dimension.IDENTICAL_CALL,
                         level,
                         count,
@@ -465,6 +553,7 @@ class RealWorldRules:
                 if level is not None:
                     hits.append(
                         _hit(
+                            "recurring_failure",
                             Dimension.IDENTICAL_CALL,
                             level,
                             count,
@@ -476,13 +565,34 @@ class RealWorldRules:
                             f"{cfg_r.window} calls (what was done in between changed nothing)",
                         )
                     )
+        is_exec = canonical in _EXEC_CANONICAL
+        # An edit: an edit-like tool, or a shell command that edits files. The command line
+        # is read only where an answer is needed (it costs a regex pass).
+        cfg_n = profile.edit_without_effect
+        edit_names = _lowered(cfg_n.edit_tools)
+        is_edit: bool | None = canonical in edit_names or tool.lower() in edit_names or None
         cfg_d = profile.failure_density
         progress = not failed and self._progress(words, same, tool, canonical, arguments, cfg_d)
         if cfg_d.enabled:
-            count, seen = self._density(words, failed, progress, cfg_d.window)
-            # Failures that are all consecutive are the SPEC error streak's to report (with
-            # its own thresholds); this rule speaks only when successes came in between.
+            # For the density of failures, a command that changed the environment (an install
+            # or a build step that went through) is progress too: a setup agent rarely edits.
+            # Not for same_error: the same wall coming back says the install did not help.
+            moved = progress or (
+                not failed
+                and is_exec
+                and words[self.density_bits] != 0
+                and cfg_d.progress_commands
+                and changes_environment(arguments)
+            )
+            count, seen = self._density(words, failed, moved, cfg_d.window)
+            # Failures that are all consecutive are the error streak's to report (with its
+            # own thresholds); this rule speaks only when successes came in between. TERM
+            # also needs evidence of no progress: the failures repeat what failed before.
             covered = count <= words[self.density_run]
+            if not covered and count >= cfg_d.term and not self.no_new_information(
+                words, count, seen
+            ):
+                count = cfg_d.term - 1
             level = (
                 None if covered else check_lane(words, density_lane, count, cfg_d.warn, cfg_d.term)
             )
@@ -490,6 +600,7 @@ class RealWorldRules:
                 names = tuple(dict.fromkeys(recent_tools(seen)))[:4] if seen else (tool,)
                 hits.append(
                     _hit(
+                        "failure_density",
                         Dimension.ERROR_STREAK,
                         level,
                         count,
@@ -498,8 +609,8 @@ class RealWorldRules:
                         names,
                         f"failure_density: {count} of the last {seen} calls failed, with no "
                         f"successful {'/'.join(cfg_d.progress_tools) or 'progress'} call in "
-                        "between (the run keeps failing; the calls that worked in between "
-                        "were no progress)",
+                        "between and the failures repeating earlier ones (the run keeps "
+                        "failing; the calls that worked in between were no progress)",
                     )
                 )
         cfg_s = profile.same_error
@@ -529,6 +640,7 @@ class RealWorldRules:
                 if level is not None:
                     hits.append(
                         _hit(
+                            "same_error",
                             Dimension.ERROR_STREAK,
                             level,
                             count,
@@ -540,7 +652,92 @@ class RealWorldRules:
                             "between (one wall: what the agent changed around it did not help)",
                         )
                     )
+        cfg_l = profile.failed_lookups
+        if cfg_l.enabled:
+            # A look-up that fails or finds nothing tells the agent nothing: no staleness
+            # test, and a known read-only tool (search, read, a read-only command) only.
+            lookup = failed and not is_poll and kind.known and kind.category == EXPLORATION
+            run = words[self.lookup_run] + 1 if lookup else 0
+            words[self.lookup_run] = run
+            level = check_lane(words, lookup_lane, run, cfg_l.warn, cfg_l.term)
+            if level is not None:
+                hits.append(
+                    _hit(
+                        "failed_lookups",
+                        Dimension.ERROR_STREAK,
+                        level,
+                        run,
+                        cfg_l.warn,
+                        cfg_l.term,
+                        tuple(dict.fromkeys(recent_tools(run)))[:4],
+                        f"failed_lookups: {run} look-ups in a row failed or found nothing "
+                        "(each query changed, none got an answer)",
+                    )
+                )
+        if cfg_n.enabled:
+            if is_edit is None and is_exec:
+                is_edit = edits_files(arguments)
+            rounds = self._edit_round(
+                words,
+                bool(is_edit),
+                is_exec and kind.category == ACTION and not is_poll,
+                key,
+                result,
+                arguments,
+            )
+            level = check_lane(words, effect_lane, rounds, cfg_n.warn, cfg_n.term)
+            if level is not None:
+                hits.append(
+                    _hit(
+                        "edit_without_effect",
+                        Dimension.TOOL_PATTERN,
+                        level,
+                        rounds,
+                        cfg_n.warn,
+                        cfg_n.term,
+                        (tool,),
+                        f"edit_without_effect: edited, then ran the same check {rounds} times "
+                        "in a row, and its (masked) output never changed (the edits changed "
+                        "nothing the agent can observe)",
+                    )
+                )
         return hits, recur, same
+
+    def _edit_round(
+        self,
+        words: array,
+        is_edit: bool,
+        is_check: bool,
+        key: int,
+        result: int,
+        arguments: Any,
+    ) -> int:
+        """Rounds in a row of [edits, the same check] whose check output did not change
+        (0 while there is no such repeat). An edit counts toward the next round (its file
+        is remembered); a check (a shell command that is not an edit or a read) closes the
+        round: the same command with the same output after edits of the same file is one
+        more round without effect, a new output (new information) or another file starts
+        over. Reads and re-runs without an edit in between leave the count as it is."""
+        if is_edit:
+            words[self.edits_since] = min(words[self.edits_since] + 1, 1 << 16)
+            target = _edit_target(arguments)
+            if target:
+                words[self.edit_target] = target
+            return words[self.check_laps]
+        if not is_check or not words[self.edits_since]:
+            return words[self.check_laps]
+        words[self.edits_since] = 0
+        target = words[self.edit_target]
+        if key == words[self.check_key]:
+            unchanged = result == words[self.check_result] and target == words[self.lap_target]
+            rounds = (words[self.check_laps] or 1) + 1 if unchanged else 0
+        else:
+            words[self.check_key] = key
+            rounds = 0
+        words[self.check_result] = result
+        words[self.lap_target] = target
+        words[self.check_laps] = rounds
+        return rounds
 
     def _progress(
         self, words: array, same: array | None, tool: str, canonical: str, arguments: Any, cfg
@@ -667,18 +864,51 @@ class RealWorldRules:
         """Self-heal of a dimension: its rules count from zero again (the caller drops the
         tables of recent failures: ``recur`` on an identical_call reset, ``same`` on an
         error_streak reset)."""
-        replay_lane, edit_lane, fail_lane, recur_lane, density_lane, same_lane = self.lanes
+        (
+            replay_lane,
+            edit_lane,
+            fail_lane,
+            recur_lane,
+            density_lane,
+            same_lane,
+            lookup_lane,
+            effect_lane,
+        ) = self.lanes
         if dimension is Dimension.ERROR_STREAK:
             words[self.density_bits] = words[self.density_calls] = words[self.density_run] = 0
-            clear_lane(words, density_lane)
-            clear_lane(words, same_lane)
-        if dimension is Dimension.IDENTICAL_CALL:
+            words[self.lookup_run] = 0
+            for lane in (density_lane, same_lane, lookup_lane):
+                clear_lane(words, lane)
+        if dimension is Dimension.TOOL_PATTERN:
             ring = self.ring
             for at in range(ring.base + 2, ring.base + 3 * ring.size, 3):
                 words[at] &= CallRing.FAILED  # no call before the reset can be replayed
+            words[self.check_laps] = words[self.check_key] = words[self.edits_since] = 0
+            clear_lane(words, replay_lane)
+            clear_lane(words, effect_lane)
+        if dimension is Dimension.IDENTICAL_CALL:
             words[self.edit_count] = words[self.edit_run2] = 0
-            for lane in (replay_lane, edit_lane, fail_lane, recur_lane):
+            for lane in (edit_lane, fail_lane, recur_lane):
                 clear_lane(words, lane)
+
+
+def failure_fold(masked_text: str) -> int:
+    """What makes two failures the same for staleness: the masked output with every digit
+    dropped (the same error at another line number tells the agent nothing new)."""
+    return hash_bytes(masked_text.encode("utf-8", "replace").translate(None, _DIGITS)) or 1
+
+
+def _edit_target(arguments: Any) -> int:
+    """A hash of the file an edit names (``path``, ``file``...), 0 when it names none (a shell
+    edit, an editor working on the file it has open)."""
+    args = argument_map(arguments)
+    if args is None:
+        return 0
+    for name in _PATH_KEYS:
+        value = args.get(name)
+        if isinstance(value, str) and value:
+            return hash_bytes(value.encode("utf-8", "replace")) or 1
+    return 0
 
 
 def _action_hash(tool: str, canonical: str, arguments: Any) -> int:

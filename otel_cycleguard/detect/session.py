@@ -30,7 +30,12 @@ from otel_cycleguard.detect.dimensions import (
 )
 from otel_cycleguard.detect.normalize import Normalizer, hash_bytes, hex_digest
 from otel_cycleguard.detect.records import ModelTurn, ToolCall
-from otel_cycleguard.detect.rules import REFINED_KINDS, RealWorldRules, refine_failure
+from otel_cycleguard.detect.rules import (
+    REFINED_KINDS,
+    RealWorldRules,
+    failure_fold,
+    refine_failure,
+)
 from otel_cycleguard.detect.signals import (
     BreakStrategy,
     CallDigest,
@@ -126,13 +131,13 @@ class _Plan:
         self.poll = PollNoProgress()
         self.error = ErrorStreak(layout, profile.error_streak)
         self.rules = RealWorldRules(layout, ring)
-        self._traits: dict[tuple[str, str, str, str], _Traits] = {}
+        self._traits: dict[tuple[str, str, str, str, bool], _Traits] = {}
 
     def traits(self, tool: str, kind: ToolKind) -> _Traits:
         """What category_streak needs of a call that depends only on its tool and kind: the
         name hashes, whether the tool is progress-aware, the thresholds. Memoised (bounded):
         working them out on every call cost more than the rest of category_streak."""
-        key = (tool, kind.canonical, kind.category, kind.override_key)
+        key = (tool, kind.canonical, kind.category, kind.override_key, kind.known)
         traits = self._traits.get(key)
         if traits is None:
             det = self.detector
@@ -156,6 +161,11 @@ class _Plan:
 _Traits = tuple[int, int, bool, int, int]
 
 
+# A term threshold no streak reaches: an unknown tool's category is a guess, and a guess is
+# no evidence (it may warn, never terminate).
+_NEVER = 1 << 62
+
+
 def _category_thresholds(profile: ProfileConfig, tool: str, kind: ToolKind) -> tuple[int, int]:
     cfg = profile.category_streak
     overrides = cfg.tool_overrides
@@ -164,7 +174,7 @@ def _category_thresholds(profile: ProfileConfig, tool: str, kind: ToolKind) -> t
         if th is not None:
             return th.warn, th.term
     th = cfg.exploration if kind.category == "exploration" else cfg.action
-    return th.warn, th.term
+    return th.warn, th.term if kind.known else _NEVER
 
 
 class SessionDetector:
@@ -245,6 +255,11 @@ class SessionDetector:
                 tool, kind.canonical, call.arguments, result_text, failed, profile.error_streak
             )
         self._remember(step, tool, key, result, failed)
+        rules = plan.rules
+        # Only a failure's output is folded (masked, digits dropped): staleness is about
+        # failures, and most calls do not fail.
+        fold = failure_fold(det.normalizer.mask(result_text[:2048])) if failed and result_text else 1
+        rules.note_failure_output(words, failed, fold)
 
         fired: list[Signal] = []
         disabled = det.disabled
@@ -313,22 +328,16 @@ class SessionDetector:
                 )
 
         count, self._failures = error.observe(words, self._failures, tool, failed)
-        th = profile.error_streak
-        level = error.check(words, count, th.warn, th.term)
-        if level is not None:
-            self._fire(
-                fired, Dimension.ERROR_STREAK, level, count, th.warn, th.term, tool, kind, step
-            )
+        self._check_error_streak(fired, count, tool, kind, step, None)
 
-        hits, self._recur, self._same = plan.rules.observe(
+        hits, self._recur, self._same = rules.observe(
             words,
             self._recur,
             self._same,
             profile,
             step,
             tool,
-            kind.canonical,
-            kind.is_poll,
+            kind,
             key,
             result,
             call.arguments,
@@ -337,8 +346,10 @@ class SessionDetector:
             identical_count,
             self._recent_tools,
         )
-        for dimension, level, count, threshold, unit, text in hits:
-            self._emit_rule(fired, dimension, level, count, threshold, tool, kind, step, unit, text)
+        for dimension, level, count, threshold, unit, text, rule in hits:
+            self._emit_rule(
+                fired, dimension, level, count, threshold, tool, kind, step, unit, text, rule
+            )
 
         if call.state_fingerprint:
             self._observe_state(fired, call.state_fingerprint, tool, kind, step, None)
@@ -408,6 +419,16 @@ class SessionDetector:
                         None,
                         model_turn=index,
                     )
+        if turn.error:
+            # A rejected or failed turn is a failure of the run: it extends the error streak
+            # (a successful turn does not break it: only a call that works does), and the
+            # same rejection again is a stale failure (masked, digits dropped).
+            error_text = turn.error_text if isinstance(turn.error_text, str) else ""
+            plan.rules.note_failure_output(
+                self._words, True, failure_fold(det.normalizer.mask(error_text[:2048]))
+            )
+            count = plan.error.observe_turn(self._words, self._failures)
+            self._check_error_streak(fired, count, None, None, None, index)
         if turn.state_fingerprint:
             self._observe_state(fired, turn.state_fingerprint, None, None, None, index)
         tokens = _int(turn.input_tokens) + _int(turn.output_tokens)
@@ -482,6 +503,37 @@ class SessionDetector:
         }
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _check_error_streak(
+        self,
+        fired: list[Signal],
+        count: int,
+        tool: str | None,
+        kind: ToolKind | None,
+        step: int | None,
+        turn: int | None,
+    ) -> None:
+        """The error streak's gate. TERM needs evidence of no progress: failures that keep
+        telling the agent something new (a new error each time) are exploration, so the
+        count stops short of TERM until half of the streak repeats earlier failures."""
+        plan, words = self._plan, self._words
+        th = self._plan.profile.error_streak
+        if count >= th.term and not plan.rules.no_new_information(words, count, count):
+            count = th.term - 1
+        level = plan.error.check(words, count, th.warn, th.term)
+        if level is not None:
+            self._fire(
+                fired,
+                Dimension.ERROR_STREAK,
+                level,
+                count,
+                th.warn,
+                th.term,
+                tool,
+                kind,
+                step,
+                model_turn=turn,
+            )
 
     def _budget_tracker(self, tokens: int) -> Budget | None:
         """The budget's counters, created once they matter: the budget is enabled, or tokens
@@ -561,8 +613,9 @@ class SessionDetector:
         step: int,
         unit: tuple[str, ...],
         text: str,
+        rule: str,
     ) -> None:
-        """A rule's crossing (rules.py), reported under its SPEC dimension: at most one signal
+        """A rule's crossing (rules.py), reported under its dimension: at most one signal
         per dimension and call, the higher level wins."""
         if dimension in self.detector.disabled:
             return
@@ -590,6 +643,7 @@ class SessionDetector:
             None,
             unit=unit,
             explanation=explanation,
+            rule=rule,
         )
         fired.insert(at, signal)  # keeps the table order the ladder escalates in
 
@@ -638,6 +692,7 @@ class SessionDetector:
         *,
         unit: tuple[str, ...] = (),
         explanation: str | None = None,
+        rule: str = "",
     ) -> Signal:
         cycle = self._cycle_class(dimension)
         return Signal(
@@ -657,6 +712,7 @@ class SessionDetector:
             evidence=self._evidence(self.detector.config.evidence_size) if step is not None else (),
             unit=unit,
             agent=self.agent,
+            rule=rule or dimension.value,
         )
 
     def _cycle_class(self, dimension: Dimension) -> CycleClass:

@@ -24,7 +24,7 @@ class Level(str, enum.Enum):
 
 
 class Dimension(str, enum.Enum):
-    """The eight loop dimensions, in the order SPEC §2 lists them (the escalation order)."""
+    """The eight loop dimensions, in escalation order (see docs/detection.md)."""
 
     IDENTICAL_CALL = "identical_call"
     CATEGORY_STREAK = "category_streak"
@@ -48,7 +48,7 @@ class CycleClass(str, enum.Enum):
 
 
 class BreakStrategy(str, enum.Enum):
-    """Suggested way out of a cycle, one per cycle class (seed 000, "cycle types")."""
+    """Suggested way out of a cycle, one per cycle class."""
 
     CHANGE_ARGUMENTS_OR_TOOL = "change_arguments_or_tool"
     FORCE_EXECUTION_OR_CLARIFY = "force_execution_or_clarify"
@@ -71,7 +71,9 @@ class Signal:
 
     ``step`` is the 0-based index of the tool call that fired it among the session's tool
     calls, or ``None`` when a model turn fired it (then ``model_turn_index`` is set).
-    ``unit`` names the repeated unit (tool names) for pattern-like dimensions.
+    ``unit`` names the repeated unit (tool names) for pattern-like dimensions. ``rule`` names
+    what fired inside the dimension: the dimension's own counter (``rule`` equals the
+    dimension's name) or one of the real-world rules (``replay_cycle``, ``same_error``...).
     """
 
     dimension: Dimension
@@ -91,12 +93,18 @@ class Signal:
     unit: tuple[str, ...] = ()
     agent: str | None = None
     span_id: str | None = None
+    rule: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.rule:  # the dimension's own counter
+            object.__setattr__(self, "rule", self.dimension.value)
 
     def as_attributes(self, prefix: str = "cycleguard.") -> dict[str, str | int]:
         """Flat, OTLP-safe attributes for span events and logs (no raw content)."""
         attrs: dict[str, str | int] = {
             f"{prefix}dimension": self.dimension.value,
             f"{prefix}level": self.level.value,
+            f"{prefix}rule": self.rule,
             f"{prefix}session": self.session,
             f"{prefix}streak": self.streak,
             f"{prefix}threshold": self.threshold,

@@ -301,6 +301,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 session, call, agent=agent, subagent=subagent, span_ref=ref
             )
         else:
+            status = span.status
             turn = conventions.model_turn_from(
                 attrs,
                 events=((event.name, event.attributes or {}) for event in span.events),
@@ -308,6 +309,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 end_ns=end_ns,
                 span_id=ref.span_id_hex,
                 state_attribute=self._state_attribute,
+                status_error=status is not None and status.status_code.value == 2,
+                status_message=status.description if status is not None else None,
             )
             self.guard.observe_model_turn(
                 session, turn, agent=agent, subagent=subagent, span_ref=ref

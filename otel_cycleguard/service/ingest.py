@@ -199,6 +199,8 @@ class Ingestor:
                     end_ns=span.end_ns,
                     span_id=span.span_id,
                     state_attribute=state_attribute,
+                    status_error=span.status_error,
+                    status_message=span.status_message,
                 )
                 guard.observe_model_turn(
                     r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref

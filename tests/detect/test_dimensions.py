@@ -18,7 +18,8 @@ def call(session, tool, args=None, result="ok", **kw) -> list[Signal]:
 
 
 def of(signals, dimension: Dimension) -> list[Signal]:
-    return [s for s in signals if s.dimension is dimension]
+    """The signals of one dimension's own counter (not of the rules reported under it)."""
+    return [s for s in signals if s.dimension is dimension and s.rule == dimension.value]
 
 
 def levels(signals, dimension: Dimension) -> list[str]:
@@ -153,7 +154,7 @@ def test_exploration_streak_warns_at_thirty_and_terms_at_fifty():
 
 def test_action_streak_warns_at_fifteen_and_terms_at_twenty_five():
     s = make_session()
-    calls = [("deploy_service", {"n": n}, f"done {n}") for n in range(25)]
+    calls = [("delete_file", {"n": n}, f"done {n}") for n in range(25)]
     assert run(s, calls, Dimension.CATEGORY_STREAK) == {15: "warn", 25: "term"}
 
 

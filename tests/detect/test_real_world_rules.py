@@ -42,7 +42,7 @@ def test_replay_cycle_period_seven_with_identical_results_terms_at_third_lap():
     s = session("coding")
     lap = [("search_dir", {"args": f"name{i}"}, f"nothing for name{i}") for i in range(7)]
     fired = feed(s, lap * 3)
-    assert terms(fired, "replay_cycle") == [(14, Dimension.IDENTICAL_CALL)]
+    assert terms(fired, "replay_cycle") == [(14, Dimension.TOOL_PATTERN)]
     text = next(t for _, _, lv, t in fired if lv is Level.TERM)
     assert "every 7 calls" in text and "whole lap" in text
 
@@ -55,7 +55,7 @@ def test_replay_cycle_varying_edit_and_constant_run_needs_partial_term_laps():
         calls.append(("python", {"command": "python repro.py"}, ""))
     fired = feed(s, calls)
     # run at steps 1,3,5,7,9: fifth lap at step 9 (partial_term 5); WARN at the third (5)
-    assert terms(fired, "replay_cycle") == [(9, Dimension.IDENTICAL_CALL)]
+    assert terms(fired, "replay_cycle") == [(9, Dimension.TOOL_PATTERN)]
     assert any(step == 5 and lv is Level.WARN for step, _, lv, t in fired)
 
 
@@ -81,14 +81,14 @@ def test_replay_cycle_is_configurable_and_can_be_disabled():
     lap = [("a", {"x": 1}, "r1"), ("b", {"x": 2}, "r2"), ("c", {"x": 3}, "r3")]
     assert terms(feed(s, lap * 4), "replay_cycle") == []
     s = session(profiles={"general": {"replay_cycle": {"warn": 4, "term": 4}}})
-    assert terms(feed(s, lap * 4), "replay_cycle") == [(9, Dimension.IDENTICAL_CALL)]
+    assert terms(feed(s, lap * 4), "replay_cycle") == [(9, Dimension.TOOL_PATTERN)]
 
 
 def test_replay_cycle_self_heal_resets_its_laps():
     s = session()
     lap = [("a", {"x": 1}, "r1"), ("b", {"x": 2}, "r2"), ("c", {"x": 3}, "r3")]
-    assert terms(feed(s, lap * 3), "replay_cycle") == [(6, Dimension.IDENTICAL_CALL)]
-    s.reset(Dimension.IDENTICAL_CALL)
+    assert terms(feed(s, lap * 3), "replay_cycle") == [(6, Dimension.TOOL_PATTERN)]
+    s.reset(Dimension.TOOL_PATTERN)
     # counting starts over: the next TERM needs three fresh laps
     fired = feed(s, lap * 3)
     assert [step for step, _ in terms(fired, "replay_cycle")] == [15]
@@ -301,7 +301,11 @@ def test_unflagged_failures_from_results_build_an_error_streak():
         for w in "abcdefghijkl"
     ]
     fired = feed(s, calls)
-    assert terms(fired) == [(11, Dimension.ERROR_STREAK)]
+    # a search that finds nothing eight times in a row (coding) is failed_lookups' TERM; it
+    # warned at six
+    assert [step for step, _, level, _ in fired if level is Level.WARN] == [5]
+    assert terms(fired) == [(7, Dimension.ERROR_STREAK)]
+    assert terms(fired, "failed_lookups") == [(7, Dimension.ERROR_STREAK)]
 
 
 def test_new_knobs_validate():
@@ -524,9 +528,9 @@ def test_recurring_failure_edit_then_same_failing_run_terms():
     s = session("coding")
     fired = feed(s, _edit_and_rerun(8))
     # runs at 1, 4, 6, 9, 11, 14: the sixth failure within 24 calls is the TERM
-    assert terms(fired) == [(14, Dimension.IDENTICAL_CALL)]
     assert terms(fired, "recurring_failure") == [(14, Dimension.IDENTICAL_CALL)]
-    text = next(t for _, _, lv, t in fired if lv is Level.TERM)
+    assert terms(fired, "recurring_failure") == [(14, Dimension.IDENTICAL_CALL)]
+    text = next(t for _, _, lv, t in fired if lv is Level.TERM and t.startswith("recurring"))
     assert "6 times" in text and "last 24 calls" in text
 
 
