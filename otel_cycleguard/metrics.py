@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import start_http_server as _start_http_server
 
-from otel_cycleguard.detect.signals import Dimension, Level
+from otel_cycleguard.detect.signals import RULES, Dimension, Level
 
 __all__ = [
     "DECISIONS",
@@ -168,6 +168,11 @@ class CycleGuardMetrics:
             "Loop signals emitted, by dimension and level (warn/term).",
             ("agent", "dimension", "level"),
         )
+        self._rule_signals = counter(
+            "cycleguard_rule_signals",
+            "Loop signals emitted, by the rule that fired inside its dimension (warn/term).",
+            ("agent", "rule", "level"),
+        )
         self._tool_signals = counter(
             "cycleguard_tool_signals",
             "Loop signals emitted on a tool call, by the tool that was repeating.",
@@ -258,6 +263,9 @@ class CycleGuardMetrics:
             self._human_escalations.labels(agent=agent, dimension=dimension)
             for level in LEVELS:
                 self._signals.labels(agent=agent, dimension=dimension, level=level)
+        for rule in RULES:
+            for level in LEVELS:
+                self._rule_signals.labels(agent=agent, rule=rule, level=level)
         for decision in DECISIONS:
             self._hitl_decisions.labels(agent=agent, decision=decision)
         for reason in TERMINATION_REASONS:
@@ -285,12 +293,16 @@ class CycleGuardMetrics:
         dimension: str | Dimension,
         level: str | Level,
         tool: str | None = None,
+        rule: str | None = None,
     ) -> None:
-        """A dimension fired; ``tool`` (when the signal is on a tool call) feeds top-tools."""
+        """A dimension fired (``rule``: what fired inside it, the dimension's own counter when
+        None); ``tool`` (when the signal is on a tool call) feeds top-tools."""
         agent_label = self._agent(agent)
         level_label = _enumerated(level, LEVELS)
-        self._signals.labels(
-            agent=agent_label, dimension=_enumerated(dimension, DIMENSIONS), level=level_label
+        dimension_label = _enumerated(dimension, DIMENSIONS)
+        self._signals.labels(agent=agent_label, dimension=dimension_label, level=level_label).inc()
+        self._rule_signals.labels(
+            agent=agent_label, rule=_enumerated(rule or dimension_label, RULES), level=level_label
         ).inc()
         if tool is not None:
             self._tool_signals.labels(

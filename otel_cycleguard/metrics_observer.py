@@ -40,7 +40,9 @@ class MetricsObserver(Observer):
 
     def signals(self, entry: SessionEntry, signals: list[Signal], span_ref: Any) -> None:
         for signal in signals:
-            self.metrics.signal(entry.agent, signal.dimension, signal.level, tool=signal.tool)
+            self.metrics.signal(
+                entry.agent, signal.dimension, signal.level, tool=signal.tool, rule=signal.rule
+            )
             if signal.level is Level.TERM:
                 extra = entry.extra if entry.extra is not None else {}
                 if not extra.get(_CYCLE_COUNTED):

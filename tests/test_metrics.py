@@ -214,7 +214,7 @@ class TestBoundedLabels:
         """Session ids are unbounded, so no metric may carry them, whatever was recorded."""
         exercise_everything(metrics)
 
-        allowed = {"agent", "tool", "dimension", "level", "decision", "reason", "cause"}
+        allowed = {"agent", "tool", "dimension", "rule", "level", "decision", "reason", "cause"}
         allowed |= {"span_kind", "le"}
         seen: set[str] = set()
         for family in registry.collect():

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DIMENSIONS",
+    "RULES",
     "BreakStrategy",
     "CallDigest",
     "CycleClass",
@@ -37,6 +38,20 @@ class Dimension(str, enum.Enum):
 
 
 DIMENSIONS: tuple[str, ...] = tuple(d.value for d in Dimension)
+
+#: Every name a signal's ``rule`` can take: each dimension's own counter, then the rules for
+#: loops real agents fall into (docs/detection.md), each reported under one dimension.
+RULES: tuple[str, ...] = (
+    *DIMENSIONS,
+    "replay_cycle",
+    "edit_without_effect",
+    "near_duplicate_edit",
+    "repeated_failure",
+    "recurring_failure",
+    "failure_density",
+    "same_error",
+    "failed_lookups",
+)
 
 
 class CycleClass(str, enum.Enum):

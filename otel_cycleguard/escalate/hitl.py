@@ -130,6 +130,7 @@ class EscalationRequest:
     unit: tuple[str, ...] = ()
     evidence: tuple[dict[str, Any], ...] = ()
     choices: tuple[str, ...] = CHOICES
+    rule: str = ""
     raw_preview: dict[str, Any] | None = None
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
@@ -147,6 +148,7 @@ class EscalationRequest:
             session=signal.session,
             agent=signal.agent,
             dimension=signal.dimension.value,
+            rule=signal.rule,
             streak=signal.streak,
             threshold=signal.threshold,
             unit=tuple(signal.unit),
@@ -164,6 +166,7 @@ class EscalationRequest:
             "session": self.session,
             "agent": self.agent,
             "dimension": self.dimension,
+            "rule": self.rule or self.dimension,
             "streak": self.streak,
             "threshold": self.threshold,
             "unit": list(self.unit),

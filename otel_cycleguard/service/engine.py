@@ -193,6 +193,7 @@ def signal_to_dict(signal: Signal) -> dict[str, Any]:
         "unit": list(signal.unit),
         "agent": signal.agent,
         "span_id": signal.span_id,
+        "rule": signal.rule,
     }
 
 
@@ -215,6 +216,7 @@ def signal_from_dict(data: dict[str, Any]) -> Signal:
         unit=tuple(data.get("unit", ())),
         agent=data.get("agent"),
         span_id=data.get("span_id"),
+        rule=data.get("rule") or "",
     )
 
 
@@ -231,6 +233,7 @@ def request_from_payload(payload: dict[str, Any]) -> EscalationRequest:
         evidence=tuple(dict(e) for e in payload.get("evidence", ())),
         choices=tuple(payload.get("choices", ("continue", "terminate", "modify"))),
         id=payload["id"],
+        rule=payload.get("rule") or "",
     )
 
 

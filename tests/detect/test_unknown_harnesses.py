@@ -1,0 +1,268 @@
+"""What the guard does not know is not evidence: detection on harnesses it was never tuned on.
+
+Real-shaped cases for each principle of docs/detection.md ("Unknown harnesses"): a one-tool
+shell harness exploring a build, an editor tool's ``view`` calls over one file, an edit ->
+same script -> same output lap, a rejected-format streak, failing searches in a short run and
+a retry that succeeds.
+"""
+
+from __future__ import annotations
+
+from otel_cycleguard.config import CycleGuardConfig
+from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
+from otel_cycleguard.detect.categories import ACTION, EXPLORATION, Categorizer
+from otel_cycleguard.detect.signals import Dimension, Level, Signal
+
+
+def session(profile: str = "general"):
+    return Detector(CycleGuardConfig(profile=profile)).session("s")
+
+
+def feed(s, calls) -> list[Signal]:
+    out: list[Signal] = []
+    for tool, args, result, *rest in calls:
+        out += s.observe_tool_call(ToolCall(tool, args, result, error=bool(rest and rest[0])))
+    return out
+
+
+def terms(signals: list[Signal]) -> list[tuple[int | None, str]]:
+    return [(s.step, s.rule) for s in signals if s.level is Level.TERM]
+
+
+# -- unknown tools ----------------------------------------------------------------------------
+
+
+def test_a_tool_seen_nowhere_is_an_unknown_action():
+    kind = Categorizer().classify("issue", {"title": "build fails"})
+    assert (kind.category, kind.known) == (ACTION, False)
+
+
+def test_a_long_streak_of_an_unknown_tool_warns_but_never_terminates():
+    s = session()
+    calls = [("issue", {"note": f"finding {n}"}, f"recorded {n}") for n in range(60)]
+    fired = [x for x in feed(s, calls) if x.dimension is Dimension.CATEGORY_STREAK]
+    assert [x.level for x in fired] == [Level.WARN]
+
+
+def test_a_configured_override_still_terminates_an_unknown_tool():
+    config = CycleGuardConfig.model_validate(
+        {
+            "profiles": {
+                "general": {
+                    "category_streak": {"tool_overrides": {"issue": {"warn": 3, "term": 5}}}
+                }
+            }
+        }
+    )
+    s = Detector(config).session("s")
+    calls = [("issue", {"note": f"finding {n}"}, f"recorded {n}") for n in range(5)]
+    assert (4, "category_streak") in terms(feed(s, calls))
+
+
+def test_a_tool_given_one_command_line_is_a_shell_whatever_its_name():
+    categorizer = Categorizer()
+    install = categorizer.classify("command", {"command": "pip install -e ."})
+    listing = categorizer.classify("command", {"command": "ls -la /src"})
+    assert (install.canonical, install.category, install.known) == ("exec", ACTION, True)
+    assert (listing.canonical, listing.category) == ("exec", EXPLORATION)
+    # a command line passed as a JSON string, under another key
+    assert categorizer.classify("runner", '{"cmd": "make -j2"}').canonical == "exec"
+
+
+def test_a_one_tool_shell_harness_exploring_a_build_is_not_terminated():
+    """An environment-setup agent whose only tool is `command`: forty calls of exploring,
+    installing and building, failing often but each failure different."""
+    s = session()
+    calls = []
+    for n in range(20):
+        calls.append(("command", {"command": f"cat setup_{n}.cfg"}, f"[section{n}]\nkey = {n}"))
+        calls.append(
+            (
+                "command",
+                {"command": f"pip install package-{chr(97 + n)}"},
+                f"ERROR: No matching distribution found for package-{chr(97 + n)}",
+                True,
+            )
+        )
+    assert terms(feed(s, calls)) == []
+
+
+def test_a_shell_harness_hitting_the_same_wall_is_still_caught():
+    s = session()
+    calls = []
+    for n in range(10):
+        calls.append(("command", {"command": f"echo attempt {n}"}, f"attempt {n}"))
+        calls.append(
+            ("command", {"command": f"make target{n}"}, "make: *** No rule to make target", True)
+        )
+    assert any(rule in ("same_error", "failure_density") for _, rule in terms(feed(s, calls)))
+
+
+# -- sub-commands ------------------------------------------------------------------------------
+
+
+def test_an_editor_view_is_a_read_and_its_str_replace_an_edit():
+    categorizer = Categorizer()
+    view = categorizer.classify("str_replace_editor", {"command": "view", "path": "/r/a.py"})
+    edit = categorizer.classify(
+        "str_replace_editor", {"command": "str_replace", "path": "/r/a.py", "old_str": "x"}
+    )
+    assert (view.canonical, view.category) == ("view", EXPLORATION)
+    assert (edit.canonical, edit.category) == ("edit", ACTION)
+
+
+def test_viewing_one_file_at_many_line_ranges_is_not_a_duplicated_edit():
+    s = session("coding")
+    calls = [
+        (
+            "str_replace_editor",
+            {"command": "view", "path": "/repo/src/module.py", "view_range": [n * 40, n * 40 + 40]},
+            f"lines {n * 40} to {n * 40 + 40} of module.py: def f{n}(): ...",
+        )
+        for n in range(12)
+    ]
+    assert [x for x in feed(s, calls) if x.rule == "near_duplicate_edit"] == []
+
+
+# -- progress is new information -----------------------------------------------------------------
+
+
+def test_a_streak_of_new_errors_is_exploration_not_a_loop():
+    s = session()
+    calls = [
+        (
+            "bash",
+            {"command": f"python -c 'import mod{n}'"},
+            f"ModuleNotFoundError: mod{chr(97 + n)}",
+            True,
+        )
+        for n in range(12)
+    ]
+    fired = [x for x in feed(s, calls) if x.dimension is Dimension.ERROR_STREAK]
+    assert Level.WARN in [x.level for x in fired]
+    assert terms(fired) == []
+
+
+def test_the_same_error_again_and_again_is_a_loop():
+    s = session()
+    calls = [
+        (
+            "bash",
+            {"command": f"python run.py --attempt {n}"},
+            f"Error at line {n}: bad config",
+            True,
+        )
+        for n in range(8)
+    ]
+    # the line number differs, the error does not: stale failures, TERM at the eighth
+    assert (7, "error_streak") in terms(feed(s, calls))
+
+
+def test_an_install_that_goes_through_is_progress_for_failure_density():
+    s = session()
+    calls = []
+    for n in range(6):
+        calls.append(("bash", {"command": "python setup.py build"}, "error: missing header", True))
+        calls.append(("bash", {"command": "ls"}, "setup.py src"))
+        calls.append(("bash", {"command": "python setup.py build"}, "error: missing header", True))
+        calls.append(
+            ("bash", {"command": f"apt-get install -y libdev{n}"}, f"Setting up libdev{n}")
+        )
+    assert [x for x in feed(s, calls) if x.rule == "failure_density"] == []
+
+
+# -- edits that change nothing observable -----------------------------------------------------------
+
+
+def _edit_and_check(rounds: int, output) -> list:
+    calls = []
+    for n in range(rounds):
+        new = f"    return compute(x, attempt={n})\n"
+        calls.append(
+            (
+                "str_replace_editor",
+                {"command": "str_replace", "path": "/r/fix.py", "new_str": new},
+                "ok",
+            )
+        )
+        calls.append(("execute_bash", {"command": "python reproduce.py"}, output(n)))
+    return calls
+
+
+def test_edit_same_script_same_output_laps_terminate():
+    s = session()
+    fired = feed(s, _edit_and_check(6, lambda n: "AssertionError: expected 3, got 2"))
+    assert terms(fired)[0] == (7, "edit_without_effect")  # the fourth run with that output
+    assert all(
+        x.dimension is Dimension.TOOL_PATTERN for x in fired if x.rule == "edit_without_effect"
+    )
+
+
+def test_edit_then_test_then_a_new_failure_is_normal_iteration():
+    s = session()
+    fired = feed(s, _edit_and_check(8, lambda n: f"AssertionError: case {chr(97 + n)} failed"))
+    assert [x for x in fired if x.rule == "edit_without_effect"] == []
+
+
+# -- failed model turns ----------------------------------------------------------------------------
+
+
+def test_a_rejected_format_streak_feeds_the_error_streak():
+    s = session()
+    fired: list[Signal] = []
+    for n in range(8):
+        fired += s.observe_model_turn(
+            ModelTurn(
+                text=f"I will now run two commands (try {n})",
+                error=True,
+                error_text=f"format_error: provide exactly one action, got {n % 3 + 2}",
+            )
+        )
+    error = [x for x in fired if x.dimension is Dimension.ERROR_STREAK]
+    assert [(x.level, x.model_turn_index) for x in error] == [(Level.WARN, 4), (Level.TERM, 7)]
+
+
+def test_a_successful_turn_does_not_break_the_streak_but_a_working_call_does():
+    s = session()
+    for _ in range(4):
+        s.observe_model_turn(ModelTurn(error=True, error_text="format_error: one block"))
+        s.observe_model_turn(ModelTurn(text="thinking about it"))
+    assert s.counters()["error_streak"] == 4
+    s.observe_tool_call(ToolCall("bash", {"command": "ls"}, "a b"))
+    assert s.counters()["error_streak"] == 0
+
+
+# -- short runs and retries ------------------------------------------------------------------------
+
+
+def test_six_failing_searches_in_a_six_step_run_terminate_in_time():
+    s = session()
+    calls = [
+        ("Search", {"entity": f"Entity {n}"}, f"Could not find Entity {n}. Similar: []", True)
+        for n in range(6)
+    ]
+    assert terms(feed(s, calls)) == [(4, "failed_lookups")]
+
+
+def test_a_retry_that_succeeds_after_four_errors_is_not_terminated():
+    """tau-bench: a booking retried four times with an error, then it goes through."""
+    s = session()
+    calls = [
+        (
+            "book_reservation",
+            {"flight": "HAT001", "try": n},
+            "Error: payment method not found",
+            True,
+        )
+        for n in range(4)
+    ]
+    calls.append(("book_reservation", {"flight": "HAT001", "try": 4}, '{"reservation": "X1"}'))
+    calls += [("get_reservation_details", {"id": "X1"}, '{"status": "booked"}')]
+    assert terms(feed(s, calls)) == []
+
+
+def test_every_signal_names_its_rule():
+    s = session()
+    fired = feed(s, [("grep", {"q": "x"}, "nothing")] * 5)
+    assert {x.rule for x in fired} <= {"identical_call", "replay_cycle", "tool_pattern"}
+    assert all(x.as_attributes()["cycleguard.rule"] == x.rule for x in fired)
