@@ -86,6 +86,9 @@ DEFAULT_LABELS = os.path.join(ROOT, "quality", "labels.jsonl")
 # rebuilt from fetch recipes into EXTRA_CORPUS, never committed.
 DEFAULT_LABEL_FILES = (DEFAULT_LABELS, os.path.join(ROOT, "quality", "labels_sources.jsonl"))
 EXTRA_CORPUS = os.environ.get("CYCLEGUARD_EXTRA_CORPUS", "/work/corpus-extra")
+# Each added source's first contact: scored once, blind, with the rules of its day, before any
+# rule changed for it. Recorded, never recomputed: the figure that counts for a new source.
+FIRST_CONTACT = os.path.join(ROOT, "quality", "first_contact.jsonl")
 DEFAULT_CONFIG = os.path.join(ROOT, "quality", "cycleguard.yaml")
 RUBRIC_LINK = "quality/RUBRIC.md"
 
@@ -539,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.by_source:
         print("\ncycleguard, per source:")
         print(table(dict(sorted(per_source.items())), a.markdown))
+        print(first_contact_table(per_source, a.markdown))
     if a.details:
         print("\nper run (labelled loops and every cycleguard TERM):")
         for line in details:
@@ -554,6 +558,46 @@ def main(argv: list[str] | None = None) -> int:
     if a.all:
         whole_corpus(index, config, markdown=a.markdown, sources=a.source)
     return 0
+
+
+def first_contact_table(now: dict[str, Score], markdown: bool) -> str:
+    """The recorded first contact of each added source beside today's figures on it."""
+    with open(FIRST_CONTACT, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    head = (
+        "source",
+        "terminal loops caught",
+        "loop-free runs with a TERM",
+        "successful runs terminated",
+    )
+    rows = []
+    for r in records:
+        sc = now.get(r["source"])
+        rows.append(
+            (
+                f"{r['source']} (first contact, rules {r['rules']})",
+                _pct(r["terminal_caught"], r["terminal_loops"]),
+                _pct(r["loop_free_term"], r["loop_free"]),
+                _pct(r["successful_terminated"], r["successful"]),
+            )
+        )
+        if sc is not None:
+            rows.append(
+                (
+                    f"{r['source']} (now)",
+                    _pct(sc.terminal_caught, sc.terminal_runs),
+                    _pct(sc.loop_free_term, sc.loop_free),
+                    _pct(sc.successful_terminated, sc.successful),
+                )
+            )
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\nadded sources, first contact and now:\n" + "\n".join(lines)
+    width = max(len(row[0]) for row in [head, *rows])
+    lines = [f"{head[0]:<{width}}" + "".join(f"  {h:>28}" for h in head[1:])]
+    lines += [f"{row[0]:<{width}}" + "".join(f"  {c:>28}" for c in row[1:]) for row in rows]
+    return "\nadded sources, first contact and now:\n" + "\n".join(lines)
 
 
 def _round(value: str) -> int | str:

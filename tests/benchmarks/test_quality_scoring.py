@@ -87,3 +87,11 @@ def test_a_labellers_own_fields_win_over_the_corpus_record(quality) -> None:
     )
     assert label["outcome_success"] is False
     assert label["has_loop"] is False
+
+
+def test_first_contact_rows_stand_beside_todays_figures(quality):
+    now = quality.Score(terminal_runs=1, terminal_caught=1, loop_free=23, successful=8)
+    text = quality.first_contact_table({"tau2_telecom_solo": now}, markdown=False)
+    assert "tau2_telecom_solo (first contact, rules 806abaa)" in text
+    first, current = (line for line in text.splitlines() if line.startswith("tau2_telecom_solo"))
+    assert "0/1 (0.0 %)" in first and "1/1 (100.0 %)" in current
