@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 __all__ = [
     "BUDGET_PRESETS",
+    "DEFAULT_PROGRESS_DIR",
     "BudgetConfig",
     "CategoryStreakConfig",
     "ConfigError",
@@ -39,6 +40,9 @@ __all__ = [
     "ToolPatternConfig",
     "load_config",
 ]
+
+#: The one default place for saved progress, shared by the guard and ``otel_cycleguard.resume``.
+DEFAULT_PROGRESS_DIR = ".cycleguard/progress"
 
 ENV_PREFIX = "CYCLEGUARD_"
 Category = Literal["exploration", "action"]
@@ -487,7 +491,8 @@ class EscalationConfig(_Strict):
     webhook_url: str | None = None
     webhook_secret: str | None = None
     include_raw: bool = False
-    progress_dir: str = ".cycleguard/progress"
+    #: Where terminated runs' progress is saved; ``resume(ref)`` looks there too.
+    progress_dir: str = DEFAULT_PROGRESS_DIR
 
 
 class CycleGuardConfig(_Strict):
