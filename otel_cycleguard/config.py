@@ -694,7 +694,13 @@ def _format_error(exc: ValidationError) -> str:
                 + ", ".join(BUILTIN_PROFILES["general"])
                 + ", budget)"
             )
-        problems.append(f"{loc}: {message}")
+        elif (
+            isinstance(error.get("input"), str | int | float | bool)
+            and len(repr(error["input"])) <= 60
+        ):  # the value as given names the culprit when several sources set fields
+            message += f" (got {error['input']!r})"
+        # A whole-model rule's message already names its fields ("profile: unknown ...").
+        problems.append(f"{loc}: {message}" if error["loc"] else message)
     return "; ".join(problems)
 
 

@@ -330,3 +330,13 @@ def test_bad_environment_value_names_the_variable_path():
     with pytest.raises(ConfigError) as info:
         load_config(environ={"CYCLEGUARD_PROFILES__GENERAL__IDENTICAL_CALL__WARN": "lots"})
     assert "profiles.general.identical_call.warn" in str(info.value)
+
+
+def test_a_bad_value_is_named_with_its_field_and_what_was_given():
+    """One line: the field's path, the rule and the value, so the culprit is found at once."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"CYCLEGUARD_ESCALATION__HITL_TIMEOUT_S": "-1"})
+    assert str(caught.value) == "escalation.hitl_timeout_s: Input should be greater than 0 (got -1)"
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"CYCLEGUARD_PROFILE": "nope"})
+    assert str(caught.value) == "profile: unknown profile 'nope'; known: general, coding, subagent"
