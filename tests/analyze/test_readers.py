@@ -437,11 +437,19 @@ class TestInputs:
         with pytest.raises(TypeError, match="sequence of path strings"):
             read_spans(str(DATA / "jaeger.json"))  # type: ignore[arg-type]
 
-    def test_empty_file_yields_nothing_and_is_no_problem(self, tmp_path: Path) -> None:
-        """The Collector creates its file before the first batch."""
-        path = tmp_path / "empty.jsonl"
-        path.write_text("\n\n")
-        assert read_all(path) == ([], [])
+    def test_empty_file_yields_nothing_and_is_named(self, tmp_path: Path) -> None:
+        """The Collector creates its file before the first batch: harmless, but said, so that
+        an export that wrote nothing is not mistaken for a run without loops."""
+        blank, empty = tmp_path / "blank.jsonl", tmp_path / "empty.jsonl"
+        blank.write_text("\n\n")
+        empty.write_bytes(b"")
+        assert read_all(blank, empty) == (
+            [],
+            [
+                InputProblem(str(blank), None, "empty", "empty (only blank lines)"),
+                InputProblem(str(empty), None, "empty", "empty (0 bytes)"),
+            ],
+        )
 
 
 class TestBadInput:
