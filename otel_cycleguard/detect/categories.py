@@ -1,4 +1,4 @@
-"""Tool categories (exploration / action) by the four-level fallback of SPEC §2, and poll tools.
+"""Tool categories (exploration / action) by the fallback in docs/detection.md, and poll tools.
 
 1. a built-in map of common names and aliases, 2. the user's ``extra_categories``,
 3. tool metadata (``read_only``), 4. otherwise ``action``: the stricter thresholds are the safe

@@ -1,6 +1,6 @@
-"""Rules for loops that real agents fall into, on top of the SPEC §2 dimensions.
+"""Rules for loops that real agents fall into, on top of the eight dimensions.
 
-Each rule reports under one of the SPEC dimensions (so the ladder, metrics and reports stay as
+Each rule reports under one of the dimensions (docs/detection.md) (so the ladder, metrics and reports stay as
 they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplicate_edit``,
 ``repeated_failure``, ...) and says in the signal's explanation which rule fired and why:
 
@@ -480,7 +480,7 @@ class RealWorldRules:
         progress = not failed and self._progress(words, same, tool, canonical, arguments, cfg_d)
         if cfg_d.enabled:
             count, seen = self._density(words, failed, progress, cfg_d.window)
-            # Failures that are all consecutive are the SPEC error streak's to report (with
+            # Failures that are all consecutive are the plain error streak's to report (with
             # its own thresholds); this rule speaks only when successes came in between.
             covered = count <= words[self.density_run]
             level = (

@@ -562,7 +562,7 @@ class SessionDetector:
         unit: tuple[str, ...],
         text: str,
     ) -> None:
-        """A rule's crossing (rules.py), reported under its SPEC dimension: at most one signal
+        """A rule's crossing (rules.py), reported under its dimension: at most one signal
         per dimension and call, the higher level wins."""
         if dimension in self.detector.disabled:
             return

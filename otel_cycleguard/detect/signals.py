@@ -24,7 +24,7 @@ class Level(str, enum.Enum):
 
 
 class Dimension(str, enum.Enum):
-    """The eight loop dimensions, in the order SPEC §2 lists them (the escalation order)."""
+    """The eight loop dimensions, in the order docs/detection.md lists them (the escalation order)."""
 
     IDENTICAL_CALL = "identical_call"
     CATEGORY_STREAK = "category_streak"
@@ -48,7 +48,7 @@ class CycleClass(str, enum.Enum):
 
 
 class BreakStrategy(str, enum.Enum):
-    """Suggested way out of a cycle, one per cycle class (seed 000, "cycle types")."""
+    """Suggested way out of a cycle, one per cycle class (docs/detection.md, "Signals")."""
 
     CHANGE_ARGUMENTS_OR_TOOL = "change_arguments_or_tool"
     FORCE_EXECUTION_OR_CLARIFY = "force_execution_or_clarify"

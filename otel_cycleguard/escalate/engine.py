@@ -1,4 +1,4 @@
-"""The live two-phase escalation protocol (SPEC §3), as an observer of the guard.
+"""The live two-phase escalation protocol (docs/detection.md), as an observer of the guard.
 
 WARN annotates (and optionally queues a soft hint). The first TERM in a dimension queues a
 corrective system message and resets that dimension (self-heal). The next TERM pauses the run

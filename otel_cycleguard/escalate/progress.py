@@ -1,6 +1,6 @@
 """Resumable terminations: what was saved when a run was stopped, and where.
 
-A terminated run must not lose its work (SPEC §3, step 5): the evidence, the session's counters
+A terminated run must not lose its work (docs/detection.md, "Saved progress"): the evidence, the session's counters
 and the caller's checkpoint payload are saved through a pluggable :class:`ProgressStore` and the
 run is marked ``resumable``. The default store writes one JSON file per termination, atomically,
 so a crash mid-write never leaves a half record where a resume would find it.
