@@ -331,17 +331,25 @@ def _add_serve(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-#: Top-level module of an optional dependency -> the extra that installs it.
-_EXTRAS = {"yaml": "yaml", "grpc": "service", "google": "service", "opentelemetry": "service"}
+#: Module (or package prefix) of an optional dependency -> the extra that installs it.
+_EXTRAS = (
+    ("yaml", "yaml"),
+    ("grpc", "service"),
+    ("google.protobuf", "service"),
+    ("opentelemetry.proto", "service"),
+)
 
 
 def _missing_extra(exc: ModuleNotFoundError) -> str:
     """What to install for a missing module, in one line."""
     name = exc.name or str(exc)
-    extra = _EXTRAS.get(name.split(".")[0])
-    if extra is None:
-        return f"{name} is not installed (pip install {name.split('.')[0]})"
-    return f"this needs the '{extra}' extra ({name} is not installed): pip install 'otel-cycleguard[{extra}]'"
+    for prefix, extra in _EXTRAS:
+        if name == prefix or name.startswith(prefix + "."):
+            return (
+                f"this needs the '{extra}' extra ({name} is not installed): "
+                f"pip install 'otel-cycleguard[{extra}]'"
+            )
+    return f"{name} is not installed (pip install {name.split('.')[0]})"
 
 
 _SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_analyze, _add_demo, _add_serve)

@@ -328,6 +328,20 @@ class TestCoreInstall:
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and "otel-cycleguard[yaml]" in done.stderr
 
+    def test_any_missing_module_is_one_line_not_a_traceback(self, capsys, monkeypatch, loop_file):
+        from otel_cycleguard import cli
+
+        def missing(*args):
+            raise ModuleNotFoundError("No module named 'google.protobuf'", name="google.protobuf")
+
+        monkeypatch.setattr(cli, "_write_report", missing)
+        code, _, err = run(capsys, "analyze", str(loop_file))
+        assert code == 2
+        assert err == (
+            "cycleguard analyze: error: this needs the 'service' extra (google.protobuf is not "
+            "installed): pip install 'otel-cycleguard[service]'\n"
+        )
+
 
 class TestWidth:
     """Reports into a pipe or file keep every column; COLUMNS fits them without dropping one."""
