@@ -81,7 +81,8 @@ def _walk(directory: Path) -> list[Source]:
             path = Path(root, name)
             if not name.startswith(".") and path.is_file():
                 found.append(path)
-    return sorted([Source(str(path), path, True) for path in found] + failed, key=lambda s: s.name)
+    sources = [Source(str(path), path, True) for path in found] + failed
+    return sorted(sources, key=lambda source: Path(source.name))  # by path parts, as before
 
 
 @contextlib.contextmanager
