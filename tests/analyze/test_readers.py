@@ -455,6 +455,30 @@ class TestInputs:
 class TestBadInput:
     """Bad input is skipped and reported, never a crash."""
 
+    def test_an_unlistable_subdirectory_is_skipped_and_the_rest_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """os.walk reports the directory it could not list; the files it could list still count."""
+        import os
+
+        from otel_cycleguard.analyze import sources
+
+        (tmp_path / "good.jsonl").write_text(otlp_line("a" * 32, "b" * 16) + "\n")
+        real_walk = os.walk
+
+        def walk(top, onerror=None):
+            onerror(PermissionError(13, "Permission denied", str(tmp_path / "locked")))
+            yield from real_walk(top, onerror=onerror)
+
+        monkeypatch.setattr(sources.os, "walk", walk)
+        spans, problems = read_all(tmp_path)
+        assert len(spans) == 1
+        assert problems == [
+            InputProblem(
+                str(tmp_path / "locked"), None, "unreadable", "cannot read (Permission denied)"
+            )
+        ]
+
     def test_invalid_json_line_is_skipped_reported_and_counted(self, tmp_path: Path) -> None:
         """The broken line is named by file and 1-based line; the other lines still read."""
         good = numbered_lines(3)
