@@ -27,7 +27,7 @@ Metrics per rule set:
 - loop-free runs (has_loop false) with any TERM; successful runs (outcome_success true) with
   any TERM; successful runs that would have been terminated;
 - successful runs whose result the termination would lose: see :func:`termination_keeps_result`.
-  Termination saves progress (SPEC §3.5), so a run stopped after its work was done keeps its
+  Termination saves progress (docs/detection.md, "Saved progress"), so a run stopped after its work was done keeps its
   result when the result is the work itself.
 
 A TERM fired on a model turn (``text_loop``) is placed at the next tool call's index, as the

@@ -1,8 +1,10 @@
 """One guard around every hook that runs inside the host agent.
 
 A bug in otel-cycleguard must never break the agent it protects: the exception is logged
-(once per call site and type, then counted quietly) and swallowed. Under pytest, or with
-``CYCLEGUARD_RAISE_INTERNAL_ERRORS=1``, it is re-raised so our own tests see it.
+(once per call site and type, then counted quietly) and swallowed, also inside a user's own
+pytest run. It is re-raised only on an explicit request: ``CYCLEGUARD_RAISE_INTERNAL_ERRORS=1``,
+or :func:`raise_internal_errors` (which the project's own ``tests/conftest.py`` calls, so our
+tests see our bugs). ``CYCLEGUARD_RAISE_INTERNAL_ERRORS=0`` swallows even then.
 """
 
 from __future__ import annotations
@@ -10,17 +12,17 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["guarded", "internal_error", "internal_error_count"]
+__all__ = ["guarded", "internal_error", "internal_error_count", "raise_internal_errors"]
 
 logger = logging.getLogger("otel_cycleguard")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _seen: set[tuple[str, type[BaseException]]] = set()
 _count = 0
+_raise_requested = False
 
 
 def internal_error_count() -> int:
@@ -28,14 +30,19 @@ def internal_error_count() -> int:
     return _count
 
 
+def raise_internal_errors(enabled: bool = True) -> None:
+    """Re-raise internal errors in this process (for otel-cycleguard's own test suite only)."""
+    global _raise_requested
+    _raise_requested = enabled
+
+
 def _should_raise() -> bool:
-    return os.environ.get("CYCLEGUARD_RAISE_INTERNAL_ERRORS") == "1" or (
-        "pytest" in sys.modules and os.environ.get("CYCLEGUARD_RAISE_INTERNAL_ERRORS") != "0"
-    )
+    env = os.environ.get("CYCLEGUARD_RAISE_INTERNAL_ERRORS")
+    return env == "1" or (_raise_requested and env != "0")
 
 
 def internal_error(where: str, exc: Exception) -> None:
-    """Count and log ``exc`` (once per site and type); re-raise it under pytest or on request.
+    """Count and log ``exc`` (once per site and type); re-raise it only on request.
 
     Call from an ``except`` block; :func:`guarded` uses it, and hot paths that inline their own
     ``try`` (to save the wrapper's call frame) call it directly.

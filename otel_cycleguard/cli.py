@@ -57,7 +57,8 @@ examples:
   continue  the human says continue; the dimension is reset and the run goes on
 
 exit codes: 0 done; 1 a loop reached TERM and --fail-on-loop was given;
-            2 usage error, bad configuration, or unreadable / unknown input
+            2 usage error, bad configuration, unknown input, or nothing readable at all
+            (skipped input is listed on stderr, one line each; the rest is reported)
 """
 
 
@@ -192,6 +193,12 @@ def _run_analyze(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.close()
     skips.close()
+    if not analysis.formats:  # not one trace document: a report of nothing would look clean
+        if skips.count:
+            raise CommandError(
+                f"nothing readable: every input was skipped ({skips.count} listed above)"
+            )
+        raise CommandError(f"no trace files found in {', '.join(args.paths)}")
     try:
         _write_report(analysis, args.format, args.output)
     except OSError as exc:
@@ -251,37 +258,39 @@ class _SkipPrinter:
 
 
 class _Progress:
-    """A rich progress line on stderr, started only once the input has taken a while."""
+    """A progress line on stderr, started only once the input has taken a while.
+
+    Standard library only (the core install has no progress-bar library): on a terminal one
+    line rewritten in place and cleared at the end; elsewhere (``--progress`` into a file) a
+    line every few seconds.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.started = time.monotonic()
-        self._bar: Any = None
-        self._task: Any = None
+        self._shown_at = 0.0
+        self._shown = False
+        try:
+            self._tty = stream.isatty()
+        except (AttributeError, ValueError):
+            self._tty = False
 
     def __call__(self, spans: int, sessions: int) -> None:
-        if self._bar is None:
-            if time.monotonic() - self.started < _PROGRESS_DELAY_S:
-                return
-            from rich.console import Console
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                SpinnerColumn(),
-                TextColumn(
-                    "analyzing: {task.fields[spans]:,} spans, {task.fields[sessions]:,} sessions"
-                ),
-                TimeElapsedColumn(),
-                console=Console(file=self.stream),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("analyze", total=None, spans=0, sessions=0)
-        self._bar.update(self._task, spans=spans, sessions=sessions)
+        now = time.monotonic()
+        if now - self.started < _PROGRESS_DELAY_S:
+            return
+        if self._shown and now - self._shown_at < (0.1 if self._tty else 5.0):
+            return
+        self._shown_at = now
+        self._shown = True
+        text = f"analyzing: {spans:,} spans, {sessions:,} sessions, {now - self.started:.0f} s"
+        self.stream.write(f"\r{text}\x1b[K" if self._tty else text + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+        if self._shown and self._tty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -322,6 +331,27 @@ def _add_serve(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+#: Module (or package prefix) of an optional dependency -> the extra that installs it.
+_EXTRAS = (
+    ("yaml", "yaml"),
+    ("grpc", "service"),
+    ("google.protobuf", "service"),
+    ("opentelemetry.proto", "service"),
+)
+
+
+def _missing_extra(exc: ModuleNotFoundError) -> str:
+    """What to install for a missing module, in one line."""
+    name = exc.name or str(exc)
+    for prefix, extra in _EXTRAS:
+        if name == prefix or name.startswith(prefix + "."):
+            return (
+                f"this needs the '{extra}' extra ({name} is not installed): "
+                f"pip install 'otel-cycleguard[{extra}]'"
+            )
+    return f"{name} is not installed (pip install {name.split('.')[0]})"
+
+
 _SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_analyze, _add_demo, _add_serve)
 
 
@@ -347,6 +377,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except CommandError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModuleNotFoundError as exc:  # an optional extra is missing: one line, no traceback
+        print(f"{PROG} {args.command}: error: {_missing_extra(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

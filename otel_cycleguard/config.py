@@ -1,6 +1,6 @@
 """Configuration: thresholds per dimension, the three built-in profiles, and where they load from.
 
-Precedence, lowest first: built-in defaults (SPEC §2) < a YAML/TOML file < ``CYCLEGUARD_*``
+Precedence, lowest first: built-in defaults (docs/detection.md) < a YAML/TOML file < ``CYCLEGUARD_*``
 environment variables < keyword arguments. User profiles are deep-merged onto the built-in ones,
 so ``profiles: {coding: {identical_call: {warn: 5}}}`` changes one number and keeps the rest.
 Every validation problem becomes a one-line :class:`ConfigError` naming the field and the rule.
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 __all__ = [
     "BUDGET_PRESETS",
+    "DEFAULT_PROGRESS_DIR",
     "BudgetConfig",
     "CategoryStreakConfig",
     "ConfigError",
@@ -39,6 +40,9 @@ __all__ = [
     "ToolPatternConfig",
     "load_config",
 ]
+
+#: The one default place for saved progress, shared by the guard and ``otel_cycleguard.resume``.
+DEFAULT_PROGRESS_DIR = ".cycleguard/progress"
 
 ENV_PREFIX = "CYCLEGUARD_"
 Category = Literal["exploration", "action"]
@@ -312,7 +316,7 @@ class FailureDensityConfig(_WindowCounts):
     few failures are interrupted by a call that "works" (``ls``, ``echo``, an index update)
     without getting the agent anywhere. The built-in profiles ask for about two thirds of
     the window (``general`` 8 of 12, ``coding`` 11 of 16, ``subagent`` 6 of 9). While the
-    counted failures are all consecutive the rule is silent: that is the SPEC error streak,
+    counted failures are all consecutive the rule is silent: that is the plain error streak,
     with its own thresholds.
     """
 
@@ -353,7 +357,7 @@ class EditWithoutEffectConfig(Thresholds):
 
 
 class BudgetConfig(_Strict):
-    """Per-session limits, independent of repetition. Off by default (SPEC §2).
+    """Per-session limits, independent of repetition. Off by default (docs/detection.md, "Budgets").
 
     WARN fires at ``warn_fraction`` of a limit, TERM at the limit. ``call_seconds`` limits one
     call's duration per category (``exploration``, ``action``, or a tool name).
@@ -389,7 +393,7 @@ class ProfileConfig(_Strict):
     state_hash: StateHashConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     # Rules for loops met in real agent runs (otel_cycleguard.detect.rules); each reports
-    # under one of the SPEC dimensions above and says which rule fired in its explanation.
+    # under one of the dimensions above and says which rule fired in its explanation.
     replay_cycle: ReplayCycleConfig = Field(default_factory=ReplayCycleConfig)
     near_duplicate_edit: NearDuplicateEditConfig = Field(default_factory=NearDuplicateEditConfig)
     repeated_failure: RepeatedFailureConfig = Field(default_factory=RepeatedFailureConfig)
@@ -404,7 +408,7 @@ def _t(warn: int, term: int) -> dict[str, int]:
     return {"warn": warn, "term": term}
 
 
-# SPEC §2 default thresholds (warn / term) and per-tool overrides.
+# Built-in thresholds (warn / term) and per-tool overrides; docs/detection.md has the tables.
 BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
     "general": {
         "identical_call": _t(3, 5),
@@ -483,7 +487,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
     },
 }
 
-# Seed 004's production matrix: tool timeout, session time, max steps, max tokens per scenario.
+# Budget presets (docs/detection.md, "Budgets"): tool timeout, session time, max steps, max tokens.
 BUDGET_PRESETS: dict[str, dict[str, Any]] = {
     "simple_qa": {"tool_s": 10, "session_s": 60, "steps": 5, "tokens": 5_000},
     "tool_calling": {"tool_s": 30, "session_s": 300, "steps": 15, "tokens": 30_000},
@@ -494,7 +498,7 @@ BUDGET_PRESETS: dict[str, dict[str, Any]] = {
 
 
 def budget_preset(name: str) -> BudgetConfig:
-    """An enabled budget for one of seed 004's scenarios (idle timeout 120 s as in the seed)."""
+    """An enabled budget for one of the preset scenarios (idle timeout 120 s in each)."""
     try:
         preset = BUDGET_PRESETS[name]
     except KeyError:
@@ -513,7 +517,7 @@ def budget_preset(name: str) -> BudgetConfig:
 
 
 class EscalationConfig(_Strict):
-    """The two-phase protocol's knobs (SPEC §3)."""
+    """The two-phase protocol's knobs (docs/detection.md, "The escalation protocol")."""
 
     hitl_timeout_s: float = Field(default=60.0, gt=0)
     break_window: int | None = Field(default=None, ge=1)
@@ -521,7 +525,8 @@ class EscalationConfig(_Strict):
     webhook_url: str | None = None
     webhook_secret: str | None = None
     include_raw: bool = False
-    progress_dir: str = ".cycleguard/progress"
+    #: Where terminated runs' progress is saved; ``resume(ref)`` looks there too.
+    progress_dir: str = DEFAULT_PROGRESS_DIR
 
 
 class CycleGuardConfig(_Strict):
@@ -723,7 +728,13 @@ def _format_error(exc: ValidationError) -> str:
                 + ", ".join(BUILTIN_PROFILES["general"])
                 + ", budget)"
             )
-        problems.append(f"{loc}: {message}")
+        elif (
+            isinstance(error.get("input"), str | int | float | bool)
+            and len(repr(error["input"])) <= 60
+        ):  # the value as given names the culprit when several sources set fields
+            message += f" (got {error['input']!r})"
+        # A whole-model rule's message already names its fields ("profile: unknown ...").
+        problems.append(f"{loc}: {message}" if error["loc"] else message)
     return "; ".join(problems)
 
 

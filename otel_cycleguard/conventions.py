@@ -1,4 +1,4 @@
-"""Reading tool calls and model turns out of spans, whatever instrumentation made them (SPEC §5).
+"""Reading tool calls and model turns out of spans, whatever instrumentation made them (docs/detection.md, "Inputs").
 
 Four conventions are understood: OTel GenAI (``gen_ai.*``), OpenInference
 (``openinference.span.kind``), OpenLLMetry/Traceloop (``traceloop.*``) and pydantic-ai's legacy

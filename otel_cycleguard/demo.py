@@ -38,6 +38,9 @@ from otel_cycleguard.metrics import CycleGuardMetrics
 
 __all__ = ["main", "run_demo"]
 
+#: Seconds between the quiet rounds run while lingering (``--round-pause`` overrides it).
+LINGER_PACE_S = 5.0
+
 # A step: (tool, arguments, result, failed). A script yields steps; heeding switches scripts.
 Step = tuple[str, dict[str, Any], str, bool]
 
@@ -369,6 +372,35 @@ def _run_scenario(
     return outcome
 
 
+class _Voice:
+    """The demo's ``out``, which can go quiet: rounds run while lingering are not narrated."""
+
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.quiet = False
+
+    def __call__(self, line: str) -> None:
+        if not self.quiet:
+            self.out(line)
+
+
+def _run_round(
+    tracer: Tracer,
+    processor: Any,
+    scenarios: list[Scenario],
+    round_no: int,
+    out: Callable[[str], None],
+) -> dict[str, str]:
+    outcomes: dict[str, str] = {}
+    for index, scenario in enumerate(scenarios):
+        session = _session_key(round_no, index, scenario)
+        out(f"[{scenario.agent}] {scenario.title}  (expect: {scenario.expect})")
+        outcomes[scenario.agent] = _run_scenario(tracer, scenario, session, out)
+        processor.escalation.end_session(session)
+        out(f"   outcome: {outcomes[scenario.agent]}\n")
+    return outcomes
+
+
 def run_demo(
     *,
     metrics_port: int = 9464,
@@ -379,10 +411,11 @@ def run_demo(
     round_pause_s: float = 0.0,
     out: Callable[[str], None] = print,
 ) -> dict[str, str]:
-    """Run every scenario ``rounds`` times; returns {agent: outcome of the last round}.
+    """Run every scenario ``rounds`` times; returns {agent: outcome of the last narrated round}.
 
-    Metrics stay up for ``linger_s`` seconds afterwards; several rounds with a pause give a
-    Prometheus scraping the demo rates to compute.
+    With ``linger_s`` the agents keep running afterwards, one quiet round every
+    ``round_pause_s`` seconds (default :data:`LINGER_PACE_S`), and the metrics stay up that
+    long: a Prometheus scraping meanwhile sees the counters move, so its rates have data.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     traces = output_dir / "traces.otlp.jsonl"
@@ -391,7 +424,8 @@ def run_demo(
     scenarios = _scenarios()
     by_agent = {s.agent: s for s in scenarios}
     config = load_config(environ={}, escalation={"hitl_timeout_s": hitl_timeout_s})
-    narrator = _Narrator(out)
+    voice = _Voice(out)
+    narrator = _Narrator(voice)
     metrics = CycleGuardMetrics()
     processor = otel_cycleguard.install(
         config,
@@ -404,48 +438,84 @@ def run_demo(
     assert processor is not None
     server, _ = metrics.start_http_server(metrics_port)
     port = server.server_address[1]
-    printer = _EscalationPrinter(out)
+    url = f"http://127.0.0.1:{port}/metrics"
+    printer = _EscalationPrinter(voice)
     escalation_logger = logging.getLogger("otel_cycleguard.escalation")
     escalation_logger.addHandler(printer)
     escalation_logger.setLevel(logging.INFO)
     escalation_logger.propagate = False
     tracer = provider.get_tracer("cycleguard-demo")
     outcomes: dict[str, str] = {}
-    out(
-        f"otel-cycleguard demo: {len(scenarios)} scripted agents, metrics on http://127.0.0.1:{port}/metrics\n"
-    )
+    out(f"otel-cycleguard demo: {len(scenarios)} scripted agents, metrics on {url}\n")
     try:
         for round_no in range(rounds):
             if round_no:
                 time.sleep(round_pause_s)
                 out(f"--- round {round_no + 1} of {rounds} ---")
-            for index, scenario in enumerate(scenarios):
-                session = _session_key(round_no, index, scenario)
-                out(f"[{scenario.agent}] {scenario.title}  (expect: {scenario.expect})")
-                outcomes[scenario.agent] = _run_scenario(tracer, scenario, session, out)
-                processor.escalation.end_session(session)
-                out(f"   outcome: {outcomes[scenario.agent]}\n")
+            outcomes = _run_round(tracer, processor, scenarios, round_no, voice)
+        provider.force_flush()
+        out("Where to look:")
+        if linger_s > 0:
+            out(f"  metrics     {url}   (grafana/ has rules, alerts and a dashboard)")
+        else:
+            out(
+                "  metrics     served only while the demo runs: --linger 120 keeps the agents "
+                "running and the endpoint up for a Prometheus (see grafana/)"
+            )
+        out(
+            f"  traces      {traces}   (OTLP JSON lines; cycleguard.signal spans sit under the looping tool spans)"
+        )
+        out(
+            f"  progress    {output_dir / 'progress'}   (saved state of terminated runs; otel_cycleguard.resume(ref))"
+        )
+        out(
+            f"  replay      cycleguard analyze {traces} --format html -o {output_dir / 'report.html'}"
+        )
+        if linger_s > 0:
+            pace = round_pause_s if round_pause_s > 0 else LINGER_PACE_S
+            out(
+                f"\nAgents keep running (a round every {pace:g} s) and metrics stay on {url} "
+                f"for {linger_s:.0f} s more (Ctrl-C to stop)..."
+            )
+            with contextlib.suppress(KeyboardInterrupt):
+                _linger(tracer, processor, scenarios, rounds, linger_s, pace, voice, out)
     finally:
         escalation_logger.removeHandler(printer)
         provider.force_flush()
-    out("Where to look:")
-    out(
-        f"  metrics     http://127.0.0.1:{port}/metrics   (grafana/ has rules, alerts and a dashboard)"
-    )
-    out(
-        f"  traces      {traces}   (OTLP JSON lines; cycleguard.signal spans sit under the looping tool spans)"
-    )
-    out(
-        f"  progress    {output_dir / 'progress'}   (saved state of terminated runs; otel_cycleguard.resume(ref))"
-    )
-    out(f"  replay      cycleguard analyze {traces} --format html -o {output_dir / 'report.html'}")
+        server.shutdown()
+        provider.shutdown()
     if linger_s > 0:
-        out(f"\nServing metrics for {linger_s:.0f} s more (Ctrl-C to stop)...")
-        with contextlib.suppress(KeyboardInterrupt):
-            time.sleep(linger_s)
-    server.shutdown()
-    provider.shutdown()
+        out("Metrics endpoint stopped.")
     return outcomes
+
+
+def _linger(
+    tracer: Tracer,
+    processor: Any,
+    scenarios: list[Scenario],
+    first_round: int,
+    linger_s: float,
+    pace_s: float,
+    voice: _Voice,
+    out: Callable[[str], None],
+) -> None:
+    """Quiet rounds, one every ``pace_s`` seconds, until ``linger_s`` is over."""
+    end = time.monotonic() + linger_s
+    round_no = first_round
+    voice.quiet = True
+    try:
+        while time.monotonic() + pace_s < end:
+            time.sleep(pace_s)
+            outcomes = _run_round(tracer, processor, scenarios, round_no, voice)
+            stopped = sum(1 for outcome in outcomes.values() if outcome == "terminated")
+            out(
+                f"  round {round_no + 1}: {len(outcomes)} agents, {stopped} terminated "
+                f"({max(0.0, end - time.monotonic()):.0f} s left)"
+            )
+            round_no += 1
+        time.sleep(max(0.0, end - time.monotonic()))
+    finally:
+        voice.quiet = False
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -473,13 +543,17 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "--rounds", type=int, default=1, help="run all scenarios this many times (default 1)"
     )
     parser.add_argument(
-        "--round-pause", type=float, default=0.0, help="seconds between rounds (default 0)"
+        "--round-pause",
+        type=float,
+        default=0.0,
+        help=f"seconds between rounds (default 0; while lingering {LINGER_PACE_S:g})",
     )
     parser.add_argument(
         "--linger",
         type=float,
         default=0.0,
-        help="keep serving metrics this many seconds after the run",
+        help="after the run, keep the agents running (quietly, a round every few seconds) and "
+        "the metrics up this many seconds, so a Prometheus scraping them sees rates",
     )
     return parser
 

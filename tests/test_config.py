@@ -1,4 +1,4 @@
-"""Configuration: SPEC §2's defaults, merging, files, environment, one-line validation errors."""
+"""Configuration: the built-in defaults, merging, files, environment, one-line validation errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from otel_cycleguard.config import BUDGET_PRESETS, ConfigError, CycleGuardConfig, load_config
 
-# SPEC §2, "Default thresholds (warn / term)": general, coding, subagent.
-SPEC_TABLE = {
+# docs/detection.md, "Thresholds per profile" (warn / term): general, coding, subagent.
+BUILTIN_TABLE = {
     "identical_call": ((3, 5), (4, 7), (3, 5)),
     "category_streak.exploration": ((30, 50), (50, 100), (20, 30)),
     "category_streak.action": ((15, 25), (25, 50), (10, 15)),
@@ -19,8 +19,8 @@ SPEC_TABLE = {
     "text_loop": ((3, 5), (3, 5), (3, 4)),
     "state_hash": ((3, 5), (3, 5), (3, 4)),
 }
-# SPEC §2 per-tool overrides (general / coding).
-SPEC_OVERRIDES = {
+# docs/detection.md, per-tool overrides (general / coding).
+BUILTIN_OVERRIDES = {
     "exec": ((15, 30), (30, 60)),
     "exec:readonly": ((25, 40), (25, 40)),
     "edit": ((10, 20), (30, 60)),
@@ -41,15 +41,15 @@ def cfg(**kwargs) -> CycleGuardConfig:
     return load_config(environ={}, **kwargs)
 
 
-@pytest.mark.parametrize("dimension", SPEC_TABLE)
+@pytest.mark.parametrize("dimension", BUILTIN_TABLE)
 def test_builtin_profiles_have_spec_default_thresholds(dimension):
     config = cfg()
     got = tuple(pick(config.profiles[p], dimension) for p in ("general", "coding", "subagent"))
-    assert got == SPEC_TABLE[dimension]
+    assert got == BUILTIN_TABLE[dimension]
 
 
-@pytest.mark.parametrize("tool", SPEC_OVERRIDES)
-def test_builtin_per_tool_overrides_match_spec(tool):
+@pytest.mark.parametrize("tool", BUILTIN_OVERRIDES)
+def test_builtin_per_tool_overrides_match_the_documented_table(tool):
     config = cfg()
     got = tuple(
         (o.warn, o.term)
@@ -57,7 +57,7 @@ def test_builtin_per_tool_overrides_match_spec(tool):
             config.profiles[p].category_streak.tool_overrides[tool] for p in ("general", "coding")
         )
     )
-    assert got == SPEC_OVERRIDES[tool]
+    assert got == BUILTIN_OVERRIDES[tool]
 
 
 def test_defaults_state_window_fifty_max_period_four_budget_off_and_general_profile():
@@ -127,7 +127,7 @@ def test_agents_map_to_profiles_and_subagents_use_the_subagent_profile():
     assert cfg().profile_for("x", subagent=True)[0] == "subagent"
 
 
-def test_budget_preset_fills_the_budget_from_seed_004():
+def test_budget_preset_fills_the_budget_from_the_documented_table():
     config = cfg(profiles={"general": {"budget": {"preset": "tool_calling"}}})
     budget = config.profiles["general"].budget
     preset = BUDGET_PRESETS["tool_calling"]
@@ -330,3 +330,13 @@ def test_bad_environment_value_names_the_variable_path():
     with pytest.raises(ConfigError) as info:
         load_config(environ={"CYCLEGUARD_PROFILES__GENERAL__IDENTICAL_CALL__WARN": "lots"})
     assert "profiles.general.identical_call.warn" in str(info.value)
+
+
+def test_a_bad_value_is_named_with_its_field_and_what_was_given():
+    """One line: the field's path, the rule and the value, so the culprit is found at once."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"CYCLEGUARD_ESCALATION__HITL_TIMEOUT_S": "-1"})
+    assert str(caught.value) == "escalation.hitl_timeout_s: Input should be greater than 0 (got -1)"
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"CYCLEGUARD_PROFILE": "nope"})
+    assert str(caught.value) == "profile: unknown profile 'nope'; known: general, coding, subagent"

@@ -1,4 +1,4 @@
-"""Span name + attributes → ToolCall / ModelTurn for the four conventions of SPEC §5."""
+"""Span name + attributes → ToolCall / ModelTurn for the four conventions the guard reads."""
 
 from __future__ import annotations
 

@@ -81,3 +81,11 @@ def test_demo_leaves_traces_with_signal_spans_and_saved_progress(demo_run) -> No
     record = json.loads(progress[0].read_text())
     assert record["reason"] == "cycle_detected" and record["resumable"] is True
     assert any("Where to look:" in line for line in lines)
+
+
+def test_after_the_run_no_line_points_at_the_metrics_endpoint_that_is_gone(demo_run) -> None:
+    """Without --linger the endpoint stops with the demo: the closing lines say how to keep it."""
+    _, lines, _ = demo_run
+    closing = lines[next(i for i, line in enumerate(lines) if line == "Where to look:") :]
+    assert not any("http://" in line for line in closing), closing
+    assert any("--linger" in line for line in closing), closing

@@ -19,7 +19,15 @@ __all__ = [
     "UnknownFormatError",
 ]
 
-ProblemKind = Literal["invalid_json", "not_a_trace", "invalid_span", "truncated", "unknown_format"]
+ProblemKind = Literal[
+    "invalid_json",
+    "not_a_trace",
+    "invalid_span",
+    "truncated",
+    "unknown_format",
+    "empty",
+    "unreadable",
+]
 
 #: The formats the readers understand, as named in error messages.
 READABLE_FORMATS: tuple[str, ...] = (

@@ -11,7 +11,7 @@ The format is recognised per file (see :mod:`otel_cycleguard.analyze.formats` fo
 
 Bad input is skipped and reported to ``on_skip`` (default: a logged warning) as an
 :class:`InputProblem`: invalid JSON lines (with their 1-based line number), spans without ids
-or names, the unreadable tail of a truncated gzip file. A file in no known format raises
+or names, the unreadable tail of a truncated gzip file, empty files, files that cannot be read. A file in no known format raises
 :class:`UnknownFormatError` when it was named explicitly, and is reported and skipped when it
 was met while walking a directory.
 """
@@ -28,6 +28,7 @@ from typing import BinaryIO
 from otel_cycleguard.analyze._json import loads
 from otel_cycleguard.analyze.formats import DocumentSpans, describe_shape, document_spans
 from otel_cycleguard.analyze.problems import (
+    InputError,
     InputProblem,
     ProblemKind,
     UnknownFormatError,
@@ -110,19 +111,32 @@ class TraceReader:
         self._on_skip(InputProblem(source.name, line, kind, reason))
 
     def _read_source(self, source: Source) -> Iterator[DocumentSpans]:
-        """Read one file, reporting a truncated or corrupt gzip tail after what it could read."""
+        """Read one file, reporting a truncated or corrupt gzip tail after what it could read.
+
+        A file (or directory) that cannot be read is skipped and reported, so one unreadable
+        file does not cost the report of the others.
+        """
+        if source.error is not None:
+            self._skip(source, None, "unreadable", f"cannot read ({source.error})")
+            return
         cursor = _Cursor()
-        with open_source(source) as stream:
-            try:
-                yield from self._read_stream(source, stream, cursor)
-            except _GZIP_ERRORS as exc:
-                self._skip(
-                    source,
-                    None,
-                    "truncated",
-                    f"gzip data ends early or is corrupt after line {cursor.line} ({exc}); "
-                    "kept what was read before",
-                )
+        try:
+            with open_source(source) as stream:
+                try:
+                    yield from self._read_stream(source, stream, cursor)
+                except _GZIP_ERRORS as exc:
+                    self._skip(
+                        source,
+                        None,
+                        "truncated",
+                        f"gzip data ends early or is corrupt after line {cursor.line} ({exc}); "
+                        "kept what was read before",
+                    )
+        except UnknownFormatError:
+            raise
+        except InputError as exc:
+            kept = f" after line {cursor.line}; kept what was read before" if cursor.line else ""
+            self._skip(source, None, "unreadable", f"cannot read ({exc.reason}){kept}")
 
     def _read_stream(
         self, source: Source, stream: BinaryIO, cursor: _Cursor
@@ -130,7 +144,9 @@ class TraceReader:
         """Sniff the layout (JSON lines or one document) from the first lines, then read."""
         first = cursor.next_content(stream)
         if first is None:
-            return  # an empty file holds no spans, which is not a problem
+            reason = "empty (0 bytes)" if cursor.line == 0 else "empty (only blank lines)"
+            self._skip(source, None, "empty", reason)
+            return
         first_line = first.removeprefix(_BOM).lstrip()
         if not first_line.startswith(b"{"):
             self._unknown(source, "does not start with a JSON object")

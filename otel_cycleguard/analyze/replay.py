@@ -6,7 +6,7 @@ detects, and an :class:`~otel_cycleguard.escalate.ladder.EscalationLadder` per s
 what each TERM leads to. Only the human is simulated (``hitl``):
 
 - ``"timeout"`` (the default): nobody answers, so the second TERM in a dimension terminates the
-  run (fail-closed, SPEC §3). Spans of a terminated session are counted but no longer detected
+  run (fail-closed, docs/detection.md). Spans of a terminated session are counted but no longer detected
   on: the run would have stopped there.
 - ``"continue"``: the human always says continue; the dimension is reset and the run goes on.
 

@@ -1,12 +1,15 @@
-"""The terminal report: a summary, then one table row per loop episode, with rich.
+"""The terminal report: a summary, then one table row per loop episode, in plain text.
 
-Colour only when the stream is a terminal (rich decides); plain text in files and pipes.
+Standard library only, so it works with the core install. Colour only on a terminal; files
+and pipes get plain text at full width (``COLUMNS`` fits it), and no column is ever dropped.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TextIO
 
+from otel_cycleguard.analyze._table import Table, report_width
 from otel_cycleguard.analyze.report import Analysis, SessionReport, episodes
 
 __all__ = ["render_text"]
@@ -18,6 +21,8 @@ _STAGE_LABEL = {
     None: "",
 }
 MAX_SESSIONS_LISTED = 200
+_RED = "\x1b[1;31m"
+_YELLOW = "\x1b[33m"
 
 
 def _position(report: SessionReport, sequence: int) -> str:
@@ -31,19 +36,17 @@ def _position(report: SessionReport, sequence: int) -> str:
 
 
 def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None) -> None:
-    """Write the terminal summary of ``analysis`` to ``stream``."""
-    from rich.console import Console
-    from rich.table import Table
+    """Write the terminal summary of ``analysis`` to ``stream``.
 
-    is_tty = stream.isatty() if hasattr(stream, "isatty") else False
-    console = Console(file=stream, width=width or (None if is_tty else 120), highlight=False)
+    Fitted to ``width``, else ``$COLUMNS``, else the terminal; unlimited in a pipe or file.
+    """
+    limit = report_width(stream, width)
+    color = _color(stream)
     summary = analysis.summary()
     wasted = summary["wasted"]
     settings = analysis.settings
 
-    head = Table(title="cycleguard analyze", show_header=False, title_justify="left")
-    head.add_column("what", style="bold")
-    head.add_column("value")
+    head = Table(None, fold=frozenset({1}))
     head.add_row("spans read", f"{summary['spans_read']:,}")
     if analysis.formats:
         head.add_row(
@@ -64,9 +67,8 @@ def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None)
     head.add_row("profile / hitl", f"{settings['profile']} / {settings['hitl']}")
     head.add_row(
         "sessions with loops (TERM)",
-        f"[bold red]{summary['sessions_with_loops']:,}[/]"
-        if summary["sessions_with_loops"]
-        else "0",
+        f"{summary['sessions_with_loops']:,}",
+        styles=(None, _RED if summary["sessions_with_loops"] else None),
     )
     head.add_row("  warnings only", f"{summary['sessions_with_warnings_only']:,}")
     head.add_row("terminated", f"{summary['terminated']:,}")
@@ -83,47 +85,51 @@ def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None)
     problems = summary["input_problems"]
     head.add_row(
         "input problems",
-        f"[yellow]{problems:,}[/] "
+        f"{problems:,} "
         + ", ".join(f"{k}: {v}" for k, v in summary["input_problems_by_kind"].items())
         if problems
         else "0",
+        styles=(None, _YELLOW if problems else None),
     )
-    console.print(head)
+    blocks = [head.render("cycleguard analyze", width=limit, color=color)]
 
-    dims = Table(title="signals by dimension", title_justify="left")
-    dims.add_column("dimension")
-    dims.add_column("warn", justify="right")
-    dims.add_column("term", justify="right")
+    dims = Table(("dimension", "warn", "term"), right=frozenset({1, 2}))
     for dimension, counts in summary["signals"].items():
         if counts["warn"] or counts["term"]:
             dims.add_row(dimension, str(counts["warn"]), str(counts["term"]))
     if dims.row_count:
-        console.print(dims)
+        blocks.append(dims.render("signals by dimension", width=limit, color=color))
 
     looping = [s for s in analysis.sessions if s.signals]
     looping.sort(key=lambda s: (not s.has_loop, -s.wasted.tool_calls, s.session))
     if not looping:
-        console.print("No loop signals: every session stayed below the warn thresholds.")
+        blocks.append(["No loop signals: every session stayed below the warn thresholds."])
+        _write(stream, blocks)
         return
-    table = Table(title="loop episodes", title_justify="left", show_lines=False)
-    table.add_column("session", overflow="fold", min_width=30, max_width=60)
-    table.add_column("dimension")
-    table.add_column("level")
-    table.add_column("from", justify="right")
-    table.add_column("to", justify="right")
-    table.add_column("tool")
-    table.add_column("ended by")
-    table.add_column("wasted calls / s / tokens", justify="right")
+    table = Table(
+        (
+            "session",
+            "dimension",
+            "level",
+            "from",
+            "to",
+            "tool",
+            "ended by",
+            "wasted calls / s / tokens",
+        ),
+        right=frozenset({3, 4, 7}),
+        fold=frozenset({0, 5}),
+    )
     for report in looping[:MAX_SESSIONS_LISTED]:
         first = True
         for episode in episodes(report):
             tools = {s.tool for s in episode.signals if s.tool}
-            level = "[red]TERM[/]" if episode.level == "term" else "[yellow]warn[/]"
+            term = episode.level == "term"
             wasted = report.wasted
             table.add_row(
                 report.session if first else "",
                 episode.dimension,
-                level,
+                "TERM" if term else "warn",
                 _position(report, episode.start_sequence),
                 _position(report, episode.end_sequence),
                 ", ".join(sorted(tools)) or "(model)",
@@ -131,11 +137,30 @@ def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None)
                 f"{wasted.tool_calls} / {wasted.seconds:.1f} / {wasted.tokens}"
                 if first and report.has_loop
                 else "",
+                styles=(None, None, _RED if term else _YELLOW),
             )
             first = False
-    console.print(table)
+    blocks.append(table.render("loop episodes", width=limit, color=color))
     if len(looping) > MAX_SESSIONS_LISTED:
-        console.print(
-            f"... {len(looping) - MAX_SESSIONS_LISTED} more sessions with signals "
-            "(see --format json)"
+        blocks.append(
+            [
+                f"... {len(looping) - MAX_SESSIONS_LISTED} more sessions with signals "
+                "(see --format json)"
+            ]
         )
+    _write(stream, blocks)
+
+
+def _color(stream: TextIO) -> bool:
+    """ANSI colour on a terminal only, and never under ``NO_COLOR``."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _write(stream: TextIO, blocks: list[list[str]]) -> None:
+    stream.write("\n\n".join("\n".join(block) for block in blocks if block) + "\n")
+    stream.flush()

@@ -30,11 +30,14 @@ class Source:
 
     ``found_in_directory`` marks files met while walking a directory: those may be anything
     (a README next to the traces), so an unknown format there is skipped, not an error.
+    ``error`` is set for a part of a directory that could not be listed: the reader reports
+    it as skipped and goes on with the rest.
     """
 
     name: str
     path: Path | None
     found_in_directory: bool = False
+    error: str | None = None
 
 
 def expand_sources(paths: Sequence[str]) -> list[Source]:
@@ -52,7 +55,7 @@ def expand_sources(paths: Sequence[str]) -> list[Source]:
             continue
         path = Path(raw)
         if path.is_dir():
-            sources.extend(Source(str(found), found, True) for found in _walk(path))
+            sources.extend(_walk(path))
         elif path.is_file():
             sources.append(Source(raw, path))
         elif path.exists():
@@ -62,11 +65,14 @@ def expand_sources(paths: Sequence[str]) -> list[Source]:
     return sources
 
 
-def _walk(directory: Path) -> list[Path]:
-    """All non-hidden regular files under ``directory``, sorted by path."""
+def _walk(directory: Path) -> list[Source]:
+    """All non-hidden regular files under ``directory``, sorted by path; an unlistable
+    subdirectory becomes a source carrying its error, so the rest is still read."""
+    failed: list[Source] = []
 
     def fail(error: OSError) -> None:
-        raise InputError(str(error.filename or directory), error.strerror or str(error))
+        name = str(error.filename or directory)
+        failed.append(Source(name, None, True, error=error.strerror or str(error)))
 
     found: list[Path] = []
     for root, dirs, files in os.walk(directory, onerror=fail):
@@ -75,7 +81,8 @@ def _walk(directory: Path) -> list[Path]:
             path = Path(root, name)
             if not name.startswith(".") and path.is_file():
                 found.append(path)
-    return sorted(found)
+    sources = [Source(str(path), path, True) for path in found] + failed
+    return sorted(sources, key=lambda source: Path(source.name))  # by path parts, as before
 
 
 @contextlib.contextmanager

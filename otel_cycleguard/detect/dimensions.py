@@ -775,7 +775,7 @@ class Budget:
         return best
 
     def reset(self) -> None:
-        """Self-heal (SPEC §3): the counters start again from zero, the wall clock from the next
+        """Self-heal (docs/detection.md): the counters start again from zero, the wall clock from the next
         call. The run gets one more budget window; the next TERM goes to a human."""
         self.tool_calls = 0
         self.model_turns = 0

@@ -299,7 +299,7 @@ class Normalizer:
         if isinstance(result, str) and not result.lstrip().startswith(_JSON_OPENERS):
             return result
         # Structured results, and strings holding JSON, are canonicalised like arguments
-        # (SPEC: "Results likewise"), so key order and whitespace do not make a new answer.
+        # (docs/detection.md: results likewise), so key order and whitespace do not make a new answer.
         return canonical_json(result).decode("utf-8", "replace")
 
     def result_hash(self, tool: str, result: Any) -> int:

@@ -1,6 +1,6 @@
-"""Rules for loops that real agents fall into, on top of the SPEC §2 dimensions.
+"""Rules for loops that real agents fall into, on top of the eight dimensions.
 
-Each rule reports under one of the SPEC dimensions (so the ladder, metrics and reports stay as
+Each rule reports under one of the dimensions (docs/detection.md) (so the ladder, metrics and reports stay as
 they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplicate_edit``,
 ``repeated_failure``, ...) and says in the signal's explanation which rule fired and why:
 

@@ -25,7 +25,7 @@ class Level(str, enum.Enum):
 
 
 class Dimension(str, enum.Enum):
-    """The eight loop dimensions, in escalation order (see docs/detection.md)."""
+    """The eight loop dimensions, in the order docs/detection.md lists them (the escalation order)."""
 
     IDENTICAL_CALL = "identical_call"
     CATEGORY_STREAK = "category_streak"
@@ -63,7 +63,7 @@ class CycleClass(str, enum.Enum):
 
 
 class BreakStrategy(str, enum.Enum):
-    """Suggested way out of a cycle, one per cycle class."""
+    """Suggested way out of a cycle, one per cycle class (docs/detection.md, "Signals")."""
 
     CHANGE_ARGUMENTS_OR_TOOL = "change_arguments_or_tool"
     FORCE_EXECUTION_OR_CLARIFY = "force_execution_or_clarify"

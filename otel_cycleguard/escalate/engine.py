@@ -1,4 +1,4 @@
-"""The live two-phase escalation protocol (SPEC §3), as an observer of the guard.
+"""The live two-phase escalation protocol (docs/detection.md), as an observer of the guard.
 
 WARN annotates (and optionally queues a soft hint). The first TERM in a dimension queues a
 corrective system message and resets that dimension (self-heal). The next TERM pauses the run
@@ -22,10 +22,12 @@ from typing import Any
 from opentelemetry import context as otel_context
 
 from otel_cycleguard.config import EscalationConfig
-from otel_cycleguard.detect import Level, Signal, ToolCall
+from otel_cycleguard.detect import Level, ModelTurn, Signal, ToolCall
+from otel_cycleguard.detect.normalize import Normalizer
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive, Mailboxes
 from otel_cycleguard.escalate.hitl import Decision, EscalationRequest, Escalator, HumanDecision
 from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.preview import preview_call, preview_turn
 from otel_cycleguard.escalate.progress import (
     DirectoryProgressStore,
     ProgressStore,
@@ -120,6 +122,14 @@ class EscalationEngine(Observer):
         self._lock = threading.Lock()
         self._ladders: OrderedDict[str, EscalationLadder] = OrderedDict()
         self._checkpoints: OrderedDict[str, Any] = OrderedDict()
+        # include_raw: the last call's (or turn's) short redacted preview, per session.
+        self._include_raw = bool(
+            self.config.include_raw or getattr(escalator, "include_raw", False)
+        )
+        self._previews: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._masker = Normalizer(
+            guard.config.mask_patterns, mask_defaults=guard.config.mask_defaults
+        )
         self._pending: dict[str, str] = {}  # session -> request id
         self._observe_only_logged = False
         self.terminations: list[tuple[str, str | None]] = []  # (session, progress ref), bounded
@@ -147,14 +157,28 @@ class EscalationEngine(Observer):
         self._report_breaks(entry, signals[-1].step)
 
     def tool_call(self, entry: SessionEntry, call: ToolCall) -> None:
+        if self._include_raw:
+            self._keep_preview(entry, preview_call(call, self._masker))
         # With a break_window, a self-heal succeeds once that many further calls passed without
         # a TERM; healthy calls fire no signal, so count them here. The window is judged up to
         # the previous call: this call's own signals (heard next) may still break it.
         if self.config.break_window is not None:
             self._report_breaks(entry, entry.detector.tool_calls - 2)
 
+    def model_turn(self, entry: SessionEntry, turn: ModelTurn) -> None:
+        if self._include_raw:
+            self._keep_preview(entry, preview_turn(turn, self._masker))
+
+    def _keep_preview(self, entry: SessionEntry, preview: dict[str, Any]) -> None:
+        with self._lock:
+            self._previews[entry.key] = preview
+            self._previews.move_to_end(entry.key)
+            while len(self._previews) > self.guard.config.max_sessions:
+                self._previews.popitem(last=False)
+
     def session_evicted(self, entry: SessionEntry, cause: str) -> None:
         with self._lock:
+            self._previews.pop(entry.key, None)
             ladder = self._ladders.pop(entry.key, None)
         if ladder is not None:
             for dimension in ladder.breaks_succeeded(None, session_over=True):
@@ -224,7 +248,11 @@ class EscalationEngine(Observer):
                 hitl_decision="none",
             )
             return
-        request = EscalationRequest.from_signal(signal, timeout_s=self.config.hitl_timeout_s)
+        with self._lock:
+            preview = self._previews.get(signal.session) if self._include_raw else None
+        request = EscalationRequest.from_signal(
+            signal, timeout_s=self.config.hitl_timeout_s, raw_preview=preview
+        )
         with self._lock:
             self._pending[signal.session] = request.id
         self.mailboxes.pause(signal.session, request.id, request.deadline)

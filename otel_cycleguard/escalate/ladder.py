@@ -1,4 +1,4 @@
-"""The escalation ladder of SPEC §3 as pure state: which step a TERM signal leads to.
+"""The escalation ladder (docs/detection.md) as pure state: which step a TERM signal leads to.
 
 Per session and per dimension: the first TERM self-heals (corrective message, counter reset);
 the next TERM in the same dimension asks a human; a human's ``continue`` puts the dimension back

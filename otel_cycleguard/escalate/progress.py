@@ -1,6 +1,6 @@
 """Resumable terminations: what was saved when a run was stopped, and where.
 
-A terminated run must not lose its work (SPEC §3, step 5): the evidence, the session's counters
+A terminated run must not lose its work (docs/detection.md, "Saved progress"): the evidence, the session's counters
 and the caller's checkpoint payload are saved through a pluggable :class:`ProgressStore` and the
 run is marked ``resumable``. The default store writes one JSON file per termination, atomically,
 so a crash mid-write never leaves a half record where a resume would find it.
@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from otel_cycleguard.config import DEFAULT_PROGRESS_DIR, ConfigError, load_config
 from otel_cycleguard.detect.signals import CallDigest, Dimension, Signal
 
 __all__ = [
+    "DEFAULT_PROGRESS_DIR",
     "TERMINATION_SCHEMA",
     "DirectoryProgressStore",
     "ProgressStore",
@@ -209,12 +211,17 @@ def _session_digest(session: str) -> str:
 
 
 def default_progress_dir() -> Path:
-    """``$CYCLEGUARD_PROGRESS_DIR``, else the XDG state directory: survives restarts, per user."""
-    explicit = os.environ.get("CYCLEGUARD_PROGRESS_DIR")
-    if explicit:
-        return Path(explicit)
-    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / "cycleguard" / "progress"
+    """Where the guard saves progress unless told otherwise, so ``resume(ref)`` finds it.
+
+    That is ``escalation.progress_dir`` of the configuration the environment describes
+    (``CYCLEGUARD_ESCALATION__PROGRESS_DIR``, or the file ``CYCLEGUARD_CONFIG`` names), and by
+    default :data:`DEFAULT_PROGRESS_DIR`, relative to the working directory. A configuration
+    that does not load leaves the built-in default: the guard could not have run with it.
+    """
+    try:
+        return Path(load_config().escalation.progress_dir)
+    except ConfigError:
+        return Path(DEFAULT_PROGRESS_DIR)
 
 
 class DirectoryProgressStore:
@@ -293,7 +300,8 @@ def resume(ref: str, store: ProgressStore | None = None) -> TerminationRecord:
     """Load a terminated run to continue it; refuses records not marked resumable.
 
     Without a store, ``ref`` may be a path to a record file (with its directory), or a bare
-    reference in the default directory (:func:`default_progress_dir`).
+    reference (``CycleTerminated.progress_ref``) in the directory the guard saves to by
+    default (:func:`default_progress_dir`); pass the store the guard was given otherwise.
     """
     if store is None:
         candidate = Path(ref)

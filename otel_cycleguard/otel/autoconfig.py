@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
-from otel_cycleguard.config import CycleGuardConfig, load_config
+from otel_cycleguard.config import ConfigError, CycleGuardConfig, load_config
 from otel_cycleguard.escalate.engine import EscalationEngine
 from otel_cycleguard.escalate.hitl import Escalator, WebhookEscalator
 from otel_cycleguard.escalate.progress import ProgressStore
@@ -34,6 +34,7 @@ __all__ = ["install", "post_instrument"]
 logger = logging.getLogger("otel_cycleguard")
 _lock = threading.Lock()
 _TRUE = ("1", "true", "yes", "on")
+_hook_failed = False  # the hook runs twice (pre and post instrument): report a failure once
 
 
 def _installed_on(provider: SdkTracerProvider) -> CycleGuardSpanProcessor | None:
@@ -127,10 +128,27 @@ def _drain_at_exit(ref: weakref.ref[CycleGuardSpanProcessor]) -> None:
 
 
 def post_instrument(*args: Any, **kwargs: Any) -> None:
-    """Entry point for ``opentelemetry-instrument``: install when ``CYCLEGUARD_ENABLED`` is set."""
-    if os.environ.get("CYCLEGUARD_ENABLED", "").strip().lower() not in _TRUE:
+    """Entry point for ``opentelemetry-instrument``: install when ``CYCLEGUARD_ENABLED`` is set.
+
+    Registered as both the pre- and the post-instrument hook (see pyproject.toml), so a failure
+    is reported once, in one line: the agent must start, and its operator must see that it runs
+    without the guard and why.
+    """
+    global _hook_failed
+    if os.environ.get("CYCLEGUARD_ENABLED", "").strip().lower() not in _TRUE or _hook_failed:
         return
     try:
         install()
-    except Exception:  # a bad config must not stop the agent from starting
-        logger.exception("otel-cycleguard could not be installed; the agent runs unguarded")
+    except ConfigError as exc:  # a bad config must not stop the agent from starting
+        _hook_failed = True
+        logger.error(
+            "otel-cycleguard is OFF, this agent runs unguarded: bad configuration: %s", exc
+        )
+    except Exception as exc:
+        _hook_failed = True
+        logger.error(
+            "otel-cycleguard is OFF, this agent runs unguarded: could not install (%s: %s)",
+            type(exc).__name__,
+            exc,
+        )
+        logger.debug("otel-cycleguard install failure", exc_info=exc)

@@ -134,7 +134,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         # Runs for every span of the host: the guard is inlined (no wrapper frame), as in
-        # on_end; a bug is logged (raised under pytest), never raised into the agent.
+        # on_end; a bug is logged (raised only in our own tests), never raised into the agent.
         try:
             if not self.config.enabled or self._shutdown:
                 return

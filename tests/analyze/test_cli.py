@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -252,6 +253,177 @@ class TestOptions:
         )
         assert done.returncode == 1, done.stderr
         assert "loop episodes" in done.stdout
+
+
+LONG_SESSION = "looping-session-with-a-really-long-identifier-0123456789abcdef"
+HEADERS = ("session", "dimension", "level", "from", "to", "tool", "ended by",
+           "wasted calls / s / tokens")  # fmt: skip
+
+
+def _console_script() -> str:
+    exe = shutil.which("cycleguard", path=str(Path(sys.executable).parent))
+    assert exe is not None, "cycleguard console script not installed in the venv"
+    return exe
+
+
+def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real console script, stdout and stderr to pipes."""
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    return subprocess.run(
+        [_console_script(), *argv], capture_output=True, text=True, timeout=60,
+        env={**base, **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.fixture(name="long_file")
+def fixture_long_file(tmp_path) -> Path:
+    path = tmp_path / "long.jsonl"
+    path.write_text(otlp_line(LONG_SESSION, LOOP, 1) + "\n" + otlp_line("fine", CLEAN, 2) + "\n")
+    return path
+
+
+BLOCK_RICH = """\
+raise ModuleNotFoundError("No module named 'rich'", name="rich")
+"""
+
+
+class TestCoreInstall:
+    """The text report and the progress line need nothing beyond the core install."""
+
+    def test_console_script_without_rich_prints_the_report(self, tmp_path, long_file):
+        shim = tmp_path / "shim"
+        shim.mkdir()
+        (shim / "rich.py").write_text(BLOCK_RICH)  # shadows the real one: `import rich` fails
+        done = _cli("analyze", str(long_file), env={"PYTHONPATH": str(shim)})
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr and done.stderr == ""
+        assert "loop episodes" in done.stdout and LONG_SESSION in done.stdout
+
+    def test_progress_line_without_rich(self, tmp_path, long_file):
+        shim = tmp_path / "shim"
+        shim.mkdir()
+        (shim / "rich.py").write_text(BLOCK_RICH)
+        code = (
+            "import sys; from otel_cycleguard import cli; cli._PROGRESS_DELAY_S = 0; "
+            "from otel_cycleguard.analyze import replay; replay.PROGRESS_EVERY = 1; "
+            f"sys.exit(cli.main(['analyze', {str(long_file)!r}, '--progress']))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PYTHONPATH": str(shim)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "analyzing: " in done.stderr and "spans" in done.stderr
+        assert "Traceback" not in done.stderr
+
+    def test_a_missing_extra_is_one_line_naming_it(self, tmp_path, loop_file):
+        shim = tmp_path / "shim"
+        shim.mkdir()
+        (shim / "yaml.py").write_text(BLOCK_RICH.replace("rich", "yaml"))
+        config = tmp_path / "cycleguard.yaml"
+        config.write_text("profile: coding\n")
+        done = _cli(
+            "analyze", str(loop_file), "--config", str(config), env={"PYTHONPATH": str(shim)}
+        )
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and "otel-cycleguard[yaml]" in done.stderr
+
+    def test_any_missing_module_is_one_line_not_a_traceback(self, capsys, monkeypatch, loop_file):
+        from otel_cycleguard import cli
+
+        def missing(*args):
+            raise ModuleNotFoundError("No module named 'google.protobuf'", name="google.protobuf")
+
+        monkeypatch.setattr(cli, "_write_report", missing)
+        code, _, err = run(capsys, "analyze", str(loop_file))
+        assert code == 2
+        assert err == (
+            "cycleguard analyze: error: this needs the 'service' extra (google.protobuf is not "
+            "installed): pip install 'otel-cycleguard[service]'\n"
+        )
+
+
+class TestWidth:
+    """Reports into a pipe or file keep every column; COLUMNS fits them without dropping one."""
+
+    def test_a_pipe_gets_every_column_whole(self, long_file):
+        done = _cli("analyze", str(long_file))
+        assert done.returncode == 0, done.stderr
+        header = next(line for line in done.stdout.splitlines() if line.startswith("session "))
+        assert header.split() == " ".join(HEADERS).split()
+        row = next(line for line in done.stdout.splitlines() if line.startswith(LONG_SESSION))
+        assert row.endswith("7 / 7.0 / 0")
+
+    def test_columns_is_honoured_and_no_column_is_dropped(self, long_file):
+        done = _cli("analyze", str(long_file), env={"COLUMNS": "100"})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 100, "\n".join(lines)
+        header = next(line for line in lines if line.startswith("session "))
+        assert header.rstrip().endswith(HEADERS[-1])
+        assert all(name in header for name in HEADERS)
+        start = lines.index(header) + 2  # past the header and its rule of dashes
+        width = len(lines[start - 1].split()[0])  # the session column's rule
+        assert width < len(LONG_SESSION)  # folded onto several lines, and still whole:
+        assert LONG_SESSION in "".join(line[:width].strip() for line in lines[start:])
+        assert "7 / 7.0 / 0" in done.stdout
+
+    def test_output_file_is_not_cut(self, long_file, tmp_path):
+        target = tmp_path / "report.txt"
+        assert main(["analyze", str(long_file), "-o", str(target)]) == 0
+        text = target.read_text()
+        assert LONG_SESSION in text and HEADERS[-1] in text and "7 / 7.0 / 0" in text
+
+
+def _unreadable(path: Path) -> None:
+    """A file that exists but cannot be read, also for root (who ignores permission bits)."""
+    if os.geteuid() == 0:
+        path.symlink_to("/proc/self/mem")  # reading offset 0 fails with EIO
+    else:
+        path.write_text("{}")
+        path.chmod(0)
+
+
+class TestNothingLost:
+    """Empty, invalid and unreadable input is named, the rest reported, nothing read is exit 2."""
+
+    def test_an_empty_file_is_named_and_exits_2(self, capsys, tmp_path):
+        path = tmp_path / "empty.jsonl"
+        path.write_bytes(b"")
+        code, out, err = run(capsys, "analyze", str(path))
+        assert code == 2 and out == ""
+        assert err.splitlines() == [
+            f"cycleguard: skipped {path}: empty (0 bytes)",
+            "cycleguard analyze: error: nothing readable: every input was skipped (1 listed above)",
+        ]
+
+    def test_a_wholly_invalid_json_file_exits_2(self, capsys, tmp_path):
+        path = tmp_path / "broken.json"
+        path.write_text('{"resourceSpans": [\n{"oops"\n')
+        code, out, err = run(capsys, "analyze", str(path), "--format", "json")
+        assert code == 2 and out == ""
+        assert f"skipped {path}: invalid JSON document" in err
+        assert "nothing readable" in err
+
+    def test_an_unreadable_file_in_a_directory_costs_only_itself(self, tmp_path, loop_file):
+        (tmp_path / "empty.jsonl").write_bytes(b"")
+        _unreadable(tmp_path / "locked.jsonl")
+        done = _cli("analyze", str(tmp_path), "--format", "json", "--no-progress")
+        assert done.returncode == 0, done.stderr
+        skipped = sorted(line for line in done.stderr.splitlines() if "skipped" in line)
+        assert len(skipped) == 2, done.stderr
+        assert skipped[0].startswith(f"cycleguard: skipped {tmp_path / 'empty.jsonl'}: empty")
+        assert skipped[1].startswith(
+            f"cycleguard: skipped {tmp_path / 'locked.jsonl'}: cannot read"
+        )
+        report = json.loads(done.stdout)
+        assert report["summary"]["sessions"] == 2 and report["summary"]["sessions_with_loops"] == 1
+        assert report["summary"]["input_problems_by_kind"] == {"empty": 1, "unreadable": 1}
+        jsonschema.validate(report, schema())
+
+    def test_an_empty_directory_exits_2(self, capsys, tmp_path):
+        code, _, err = run(capsys, "analyze", str(tmp_path))
+        assert code == 2 and "no trace files found" in err and err.count("\n") == 1
 
 
 @pytest.mark.slow

@@ -437,15 +437,47 @@ class TestInputs:
         with pytest.raises(TypeError, match="sequence of path strings"):
             read_spans(str(DATA / "jaeger.json"))  # type: ignore[arg-type]
 
-    def test_empty_file_yields_nothing_and_is_no_problem(self, tmp_path: Path) -> None:
-        """The Collector creates its file before the first batch."""
-        path = tmp_path / "empty.jsonl"
-        path.write_text("\n\n")
-        assert read_all(path) == ([], [])
+    def test_empty_file_yields_nothing_and_is_named(self, tmp_path: Path) -> None:
+        """The Collector creates its file before the first batch: harmless, but said, so that
+        an export that wrote nothing is not mistaken for a run without loops."""
+        blank, empty = tmp_path / "blank.jsonl", tmp_path / "empty.jsonl"
+        blank.write_text("\n\n")
+        empty.write_bytes(b"")
+        assert read_all(blank, empty) == (
+            [],
+            [
+                InputProblem(str(blank), None, "empty", "empty (only blank lines)"),
+                InputProblem(str(empty), None, "empty", "empty (0 bytes)"),
+            ],
+        )
 
 
 class TestBadInput:
     """Bad input is skipped and reported, never a crash."""
+
+    def test_an_unlistable_subdirectory_is_skipped_and_the_rest_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """os.walk reports the directory it could not list; the files it could list still count."""
+        import os
+
+        from otel_cycleguard.analyze import sources
+
+        (tmp_path / "good.jsonl").write_text(otlp_line("a" * 32, "b" * 16) + "\n")
+        real_walk = os.walk
+
+        def walk(top, onerror=None):
+            onerror(PermissionError(13, "Permission denied", str(tmp_path / "locked")))
+            yield from real_walk(top, onerror=onerror)
+
+        monkeypatch.setattr(sources.os, "walk", walk)
+        spans, problems = read_all(tmp_path)
+        assert len(spans) == 1
+        assert problems == [
+            InputProblem(
+                str(tmp_path / "locked"), None, "unreadable", "cannot read (Permission denied)"
+            )
+        ]
 
     def test_invalid_json_line_is_skipped_reported_and_counted(self, tmp_path: Path) -> None:
         """The broken line is named by file and 1-based line; the other lines still read."""

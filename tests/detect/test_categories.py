@@ -1,4 +1,4 @@
-"""Tool categories by SPEC §2's four-level fallback, poll tools, and exec:readonly."""
+"""Tool categories by the fallback of docs/detection.md, poll tools, and exec:readonly."""
 
 from __future__ import annotations
 

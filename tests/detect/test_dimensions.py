@@ -1,4 +1,4 @@
-"""Each of SPEC §2's dimensions: what fires it, what must not, and the seeds' worked examples."""
+"""Each dimension of docs/detection.md: what fires it, what must not, and worked examples."""
 
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ def test_switching_category_resets_the_streak_to_one():
     assert s.counters()["category_streak"] == 1
 
 
-def test_progress_aware_halving_follows_the_seed_example():
+def test_progress_aware_halving_follows_the_documented_example():
     s = make_session()
     seen = []
     for version in ("v1", "v2", "v2", "v3", "v3", "v3", "v4"):
@@ -657,7 +657,7 @@ def test_budget_per_category_call_duration():
     assert run(s, calls, Dimension.BUDGET) == {1: "warn", 3: "term"}
 
 
-def test_budget_preset_enables_seed_004_limits():
+def test_budget_preset_enables_the_documented_limits():
     s = make_session(profiles={"general": {"budget": {"preset": "tool_calling"}}})
     calls = [("read" if n % 2 else "edit", {"n": n}, f"r{n}") for n in range(15)]
     assert run(s, calls, Dimension.BUDGET) == {12: "warn", 15: "term"}

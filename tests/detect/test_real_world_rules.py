@@ -375,7 +375,7 @@ def test_failure_density_leaves_consecutive_failures_to_the_error_streak():
     ]
     fired = feed(s, calls)
     assert not [f for f in fired if f[3].startswith("failure_density")]
-    assert terms(fired) == [(11, Dimension.ERROR_STREAK)]  # the SPEC streak, term 12
+    assert terms(fired) == [(11, Dimension.ERROR_STREAK)]  # the plain error streak, term 12
 
 
 def test_failure_density_silent_when_most_calls_work():

@@ -1,4 +1,4 @@
-"""The escalation protocol (SPEC §3) driven through the real stack.
+"""The escalation protocol (docs/detection.md) driven through the real stack.
 
 A real SDK ``TracerProvider`` with ``install(...)``; the agent emits an ``invoke_agent`` span
 carrying ``gen_ai.conversation.id`` and ``execute_tool`` child spans, and calls
@@ -639,7 +639,7 @@ def test_error_streak_terminates_with_its_reason_and_message(
 def test_budget_exceeded_terminates_with_its_reason_and_message(
     make_stack: Callable[..., Stack],
 ) -> None:
-    """The first TERM self-heals and starts a fresh budget window (SPEC §3: counters reset);
+    """The first TERM self-heals and starts a fresh budget window (a self-heal resets counters);
     exceeding it again goes to the (absent) human and terminates."""
     budget = {"enabled": True, "max_tool_calls": 3}
     stack = make_stack(config={"profiles": {"general": {"budget": budget}}})

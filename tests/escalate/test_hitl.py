@@ -44,6 +44,7 @@ from otel_cycleguard.escalate import (
     verify_signature,
 )
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 SECRET = b"s3cret-for-tests"
 
 # --------------------------------------------------------------------------- README snippet
@@ -520,6 +521,20 @@ class TestWebhookTls:
         decision = _webhook(tls_receiver.url, ssl_context=trusting).ask(request_, 5)
         assert decision.decision is Decision.CONTINUE
         assert len(tls_receiver.requests) == 1
+
+    def test_verify_tls_false_connects_warns_and_is_documented(
+        self,
+        tls_receiver: Receiver,
+        request_: EscalationRequest,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        """The switch exists, so the README must not claim verification is always on."""
+        decision = _webhook(tls_receiver.url, verify_tls=False).ask(request_, 5)
+        assert decision.decision is Decision.CONTINUE
+        assert "TLS verification is OFF" in caplog.text
+        readme = README.read_text(encoding="utf-8")
+        assert "always on" not in readme
+        assert "`verify_tls=False`" in readme
 
 
 # --------------------------------------------------------------------------- signatures

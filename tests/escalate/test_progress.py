@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
 
+import otel_cycleguard
 from otel_cycleguard.detect.signals import (
     BreakStrategy,
     CallDigest,
@@ -26,6 +28,7 @@ from otel_cycleguard.escalate import (
     default_progress_dir,
     resume,
 )
+from otel_cycleguard.integrations.generic import set_default_engine
 
 CHECKPOINT = {"step": 41, "files_done": ["a.py", "b.py"], "notes": "halfway", "ratio": 0.5}
 
@@ -188,13 +191,50 @@ class TestResume:
         ref = store.save(_record())
         assert resume(str(store.path / ref)).counters["identical_call"] == 5
 
-    def test_resume_from_the_default_directory(
+    def test_resume_from_the_configured_directory(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setenv("CYCLEGUARD_PROGRESS_DIR", str(tmp_path / "default"))
+        monkeypatch.setenv("CYCLEGUARD_ESCALATION__PROGRESS_DIR", str(tmp_path / "default"))
         assert default_progress_dir() == tmp_path / "default"
         ref = DirectoryProgressStore().save(_record())
         assert resume(ref).session == "sess-1"
+
+    def test_a_run_terminated_under_the_default_configuration_resumes_by_ref(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """install() with no store and no settings, a loop to termination, resume(ref): found."""
+        for name in [n for n in os.environ if n.startswith(("CYCLEGUARD_", "XDG_"))]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))  # keep $HOME clean
+        monkeypatch.chdir(tmp_path)
+        provider = TracerProvider()
+        processor = otel_cycleguard.install(tracer_provider=provider)
+        assert processor is not None
+        tracer = provider.get_tracer("agent")
+        tool = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "grep",
+            "gen_ai.tool.call.arguments": '{"pattern": "TODO"}',
+            "gen_ai.tool.call.result": "no matches",
+        }
+        agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "conv-7"}
+        try:
+            with (
+                tracer.start_as_current_span("invoke_agent a", attributes=agent),
+                pytest.raises(otel_cycleguard.CycleTerminated) as caught,
+            ):
+                for _ in range(20):  # no escalator: the second TERM terminates
+                    tracer.start_span("execute_tool grep", attributes=tool).end()
+                    otel_cycleguard.check()
+        finally:
+            processor.escalation.shutdown(wait=False)
+            provider.shutdown()
+            set_default_engine(None)
+        ref = caught.value.progress_ref
+        assert ref and (tmp_path / ".cycleguard" / "progress" / ref).is_file()
+        record = otel_cycleguard.resume(ref)
+        assert record.session == "conv-7"
+        assert record.reason is TerminationReason.CYCLE_DETECTED
 
     def test_not_resumable_record_is_refused(self, store: DirectoryProgressStore) -> None:
         ref = store.save(_record(resumable=False))

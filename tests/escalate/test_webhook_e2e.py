@@ -169,13 +169,19 @@ class Run:
 def fixture_make_run(tmp_path: Path) -> Iterator[Callable[..., Run]]:
     runs: list[Run] = []
 
-    def make(url: str, *, secret: bytes = SECRET, timeout_s: float = 5.0) -> Run:
-        escalator = WebhookEscalator(url, secret=secret, backoff_s=0.01, connect_timeout_s=1.0)
+    def make(
+        url: str, *, secret: bytes = SECRET, timeout_s: float = 5.0, include_raw: bool = False
+    ) -> Run:
+        escalator = WebhookEscalator(
+            url, secret=secret, backoff_s=0.01, connect_timeout_s=1.0, include_raw=include_raw
+        )
         registry = CollectorRegistry()
         store = DirectoryProgressStore(tmp_path / "progress")
         provider = TracerProvider()
         processor = install(
-            load_config(environ={}, escalation={"hitl_timeout_s": timeout_s}),
+            load_config(
+                environ={}, escalation={"hitl_timeout_s": timeout_s, "include_raw": include_raw}
+            ),
             tracer_provider=provider,
             escalator=escalator,
             progress_store=store,
@@ -237,6 +243,24 @@ def test_continue_answer_resumes_the_run(receiver: Receiver, make_run: Callable[
     assert run.metric("hitl_decisions", decision="continue") == 1
     assert run.metric("terminations", reason="cycle_detected") == 0
     assert run.store.refs() == [] and receiver.notices == []
+
+
+def test_raw_preview_is_sent_only_with_include_raw(
+    receiver: Receiver, make_run: Callable[..., Run]
+) -> None:
+    """Opted in, the human sees the looping call itself (masked, short); by default, hashes only."""
+    receiver.answer = lambda body: (200, {"decision": "continue"})
+    make_run(receiver.url).loop(10)
+    assert receiver.got_escalation.wait(5)
+    assert "raw" not in receiver.escalations[0]
+    make_run(receiver.url, include_raw=True).loop(10)
+    assert len(receiver.escalations) == 2
+    assert receiver.escalations[1]["raw"] == {
+        "tool": "grep",
+        "arguments": '{"pattern":"retry"}',
+        "result": "no matches",
+        "error": False,
+    }
 
 
 def test_terminate_answer_stops_the_run(receiver: Receiver, make_run: Callable[..., Run]) -> None:

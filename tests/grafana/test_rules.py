@@ -16,7 +16,7 @@ from prom import (
     recording_rule_names,
 )
 
-SPEC_RATES = ("cycle_detected", "break_success", "human_escalation")
+LOOP_RATES = ("cycle_detected", "break_success", "human_escalation")
 
 
 class TestPromtool:
@@ -47,9 +47,9 @@ class TestNaming:
         for name in recording_rule_names():
             assert re.fullmatch(r"(agent|fleet):cycleguard_[a-z_]+:[a-z_0-9]+", name), name
 
-    @pytest.mark.parametrize("rate", SPEC_RATES)
+    @pytest.mark.parametrize("rate", LOOP_RATES)
     def test_each_spec_rate_is_recorded_per_agent_and_fleet_wide(self, rate: str) -> None:
-        """The spec's three rates exist at both levels, and the README maps them."""
+        """The three loop rates exist at both levels, and the README maps them."""
         names = recording_rule_names()
         readme = (GRAFANA_DIR / "README.md").read_text()
 

@@ -106,6 +106,7 @@ class TestPostInstrumentEntryPoint:
     def test_does_nothing_unless_enabled(self, monkeypatch):
         """Without CYCLEGUARD_ENABLED the hook leaves the global provider alone."""
         called = []
+        monkeypatch.setattr(autoconfig, "_hook_failed", False)
         monkeypatch.delenv("CYCLEGUARD_ENABLED", raising=False)
         monkeypatch.setattr(autoconfig, "install", lambda *a, **k: called.append(1))
         autoconfig.post_instrument()
@@ -124,9 +125,14 @@ class TestPostInstrumentEntryPoint:
         monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
         monkeypatch.setenv("CYCLEGUARD_ENABLED", "1")
         monkeypatch.setenv("CYCLEGUARD_PROFILE", "no-such-profile")
+        monkeypatch.setattr(autoconfig, "_hook_failed", False)
         with caplog.at_level(logging.ERROR, logger="otel_cycleguard"):
             autoconfig.post_instrument()
-        assert "could not be installed" in caplog.text
+            autoconfig.post_instrument()  # the pre- and the post-instrument hook
+        [record] = caplog.records
+        assert "otel-cycleguard is OFF" in record.getMessage()
+        assert "profile: unknown profile 'no-such-profile'" in record.getMessage()
+        assert record.exc_info is None
         assert getattr(provider, "_cycleguard_processor", None) is None
 
 
@@ -139,7 +145,7 @@ def _instrument_bin() -> str | None:
 class TestOpentelemetryInstrumentSubprocess:
     """An unchanged agent run under `opentelemetry-instrument` is guarded when enabled."""
 
-    def run(self, tmp_path: Path, enabled: bool) -> str:
+    def run(self, tmp_path: Path, enabled: bool, **extra_env: str) -> str:
         binary = _instrument_bin()
         if binary is None:
             pytest.skip("opentelemetry-instrument not installed (opentelemetry-distro)")
@@ -157,6 +163,7 @@ class TestOpentelemetryInstrumentSubprocess:
         env["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] = "*"
         if enabled:
             env["CYCLEGUARD_ENABLED"] = "true"
+        env.update(extra_env)
         result = subprocess.run(
             [
                 binary,
@@ -177,7 +184,21 @@ class TestOpentelemetryInstrumentSubprocess:
         )
         assert result.returncode == 0, result.stderr
         assert '"name": "execute_tool grep"' in result.stdout
+        self.stderr = result.stderr
         return result.stdout
+
+    def test_a_bad_configuration_says_so_in_one_line_and_the_agent_runs(self, tmp_path):
+        """No traceback: one line naming the field and saying the guard is off."""
+        out = self.run(
+            tmp_path, enabled=True, CYCLEGUARD_PROFILES__GENERAL__IDENTICAL_CALL__WARN="9"
+        )
+        assert "cycleguard.signal" not in out
+        lines = [line for line in self.stderr.splitlines() if "cycleguard" in line]
+        assert lines == [
+            "otel-cycleguard is OFF, this agent runs unguarded: bad configuration: "
+            "profiles.general.identical_call: warn threshold (9) must not exceed term (5)"
+        ], self.stderr
+        assert "Traceback" not in self.stderr
 
     def test_enabled_run_emits_the_signal_span(self, tmp_path):
         """With CYCLEGUARD_ENABLED=true the console exporter prints a cycleguard.signal span."""

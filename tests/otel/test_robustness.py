@@ -263,8 +263,8 @@ class TestInternalErrors:
         # logged once per hook (on_start, on_end), not once per span
         assert caplog.text.count("your agent is still running fine") == 2
 
-    def test_under_pytest_internal_errors_are_raised(self, monkeypatch):
-        """Our own tests see internal errors (the default under pytest)."""
+    def test_our_suite_sees_internal_errors(self, monkeypatch):
+        """Our own tests see internal errors: tests/conftest.py asks for them."""
         from otel_cycleguard import conventions
 
         monkeypatch.delenv("CYCLEGUARD_RAISE_INTERNAL_ERRORS", raising=False)
@@ -274,3 +274,37 @@ class TestInternalErrors:
         provider.add_span_processor(processor)
         with pytest.raises(ZeroDivisionError):  # an agent span is classified at start
             provider.get_tracer("x").start_span("invoke_agent s").end()
+
+
+USER_AGENT_TEST = """
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_cycleguard import CycleGuardSpanProcessor, conventions
+
+
+def test_my_agent(monkeypatch):
+    monkeypatch.delenv("CYCLEGUARD_RAISE_INTERNAL_ERRORS", raising=False)
+    monkeypatch.setattr(conventions, "classify", lambda name, attrs: 1 / 0)
+    provider = TracerProvider()
+    provider.add_span_processor(CycleGuardSpanProcessor())
+    provider.get_tracer("agent").start_span("invoke_agent my-agent").end()
+"""
+
+
+def test_a_users_own_pytest_run_never_sees_our_exceptions(tmp_path):
+    """pytest being imported is no switch: a user's agent tests get the swallow-and-log path."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_user_agent.py").write_text(USER_AGENT_TEST)
+    env = {k: v for k, v in os.environ.items() if k != "CYCLEGUARD_RAISE_INTERNAL_ERRORS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
