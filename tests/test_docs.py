@@ -89,6 +89,11 @@ def test_the_threshold_table_is_the_built_in_configuration(profile):
             config.near_duplicate_edit.term,
         ),
         "`repeated_failure`": (config.repeated_failure.warn, config.repeated_failure.term),
+        "`failed_lookups`": (config.failed_lookups.warn, config.failed_lookups.term),
+        "`edit_without_effect` (rounds)": (
+            config.edit_without_effect.warn,
+            config.edit_without_effect.term,
+        ),
     }
     for name in ("recurring_failure", "failure_density", "same_error"):
         rule = getattr(config, name)
@@ -114,3 +119,10 @@ def test_the_budget_preset_table_is_the_built_in_one():
         name: (p["tool_s"], p["session_s"], p["steps"], p["tokens"])
         for name, p in BUDGET_PRESETS.items()
     }
+
+
+def test_every_rule_a_signal_can_name_is_documented():
+    from otel_cycleguard.detect.signals import DIMENSIONS, RULES
+
+    rows = _table("Real-world rules", "rule")
+    assert {name.strip("`") for name in rows} == set(RULES) - set(DIMENSIONS)
