@@ -88,6 +88,8 @@ def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None)
         if problems
         else "0",
     )
+    for note in analysis.notes:
+        head.add_row("[yellow]note[/]", note)
     console.print(head)
 
     dims = Table(title="signals by dimension", title_justify="left")
