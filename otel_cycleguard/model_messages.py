@@ -41,7 +41,7 @@ __all__ = [
 
 #: At most this many tool calls are read from one message list (a model asks for a few).
 MAX_CALLS: Final = 64
-#: At most this many indexed messages are scanned in one span (the history grows every turn).
+#: Indexed messages past this index are ignored (the history grows every turn).
 MAX_MESSAGES: Final = 1024
 #: JSON message lists longer than this are not parsed (a pathological history).
 MAX_JSON_CHARS: Final = 4_000_000
@@ -128,47 +128,80 @@ def _genai_results(messages: Any) -> list[ReturnedResult]:
     return results
 
 
-# -- OpenInference: llm.{input,output}_messages.N.message.* ---------------------------------
+# -- indexed conventions (OpenInference, OpenLLMetry before the GenAI messages) ----------------
+#
+# The SDK keeps at most 128 attributes per span by default and drops the *oldest* first, so a
+# long history loses its first messages: messages are collected from whatever keys are there
+# (one pass over the keys), never by counting up from index 0.
 
 
-def _oi_calls(attrs: Mapping[str, Any], prefix: str) -> list[RequestedCall]:
+def _indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """``{N: {rest: value}}`` for every key ``<prefix>N.<rest>`` (bounded by MAX_MESSAGES)."""
+    out: dict[int, dict[str, Any]] = {}
+    size = len(prefix)
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        dot = key.find(".", size)
+        number = key[size:dot]
+        if dot > size and number.isdigit():
+            index = int(number)
+            if index < MAX_MESSAGES:
+                out.setdefault(index, {})[key[dot + 1 :]] = value
+    return out
+
+
+def _calls_in(fields: Mapping[str, Any], base: str, name_key: str, args_key: str, id_key: str):
     calls: list[RequestedCall] = []
-    get = attrs.get
-    for index in range(MAX_MESSAGES):
-        base = f"{prefix}{index}.message."
-        if get(base + "role") is None:
-            break
-        for j in range(MAX_CALLS - len(calls)):
-            call = f"{base}tool_calls.{j}.tool_call."
-            name = get(call + "function.name")
-            if name is None:
+    for j in range(MAX_CALLS):
+        call = f"{base}{j}."
+        name = fields.get(call + name_key)
+        if name is None:
+            if j > 0 and not any(k.startswith(call) for k in fields):
                 break
-            if isinstance(name, str) and name:
-                calls.append(
-                    RequestedCall(_text(get(call + "id")), name, get(call + "function.arguments"))
-                )
+            continue
+        if isinstance(name, str) and name:
+            calls.append(
+                RequestedCall(_text(fields.get(call + id_key)), name, fields.get(call + args_key))
+            )
     return calls
 
 
-def _oi_results(attrs: Mapping[str, Any]) -> list[ReturnedResult]:
-    get = attrs.get
-    roles: list[Any] = []
-    for index in range(MAX_MESSAGES):
-        role = get(f"{_OI_IN}{index}.message.role")
-        if role is None:
-            break
-        roles.append(role)
-    last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
+def _oi_calls(attrs: Mapping[str, Any]) -> list[RequestedCall]:
+    calls: list[RequestedCall] = []
+    for _index, fields in sorted(_indexed(attrs, _OI_OUT).items()):
+        calls += _calls_in(
+            fields,
+            "message.tool_calls.",
+            "tool_call.function.name",
+            "tool_call.function.arguments",
+            "tool_call.id",
+        )
+    return calls[:MAX_CALLS]
+
+
+def _after_last_assistant(
+    messages: dict[int, dict[str, Any]], role_key: str
+) -> list[dict[str, Any]]:
+    ordered = sorted(messages.items())
+    last = max(
+        (i for i, (_, f) in enumerate(ordered) if f.get(role_key) == "assistant"), default=-1
+    )
     if last < 0:
-        return []
-    errors = _oi_anthropic_errors(attrs)
+        return []  # no assistant message yet (or it was dropped): nothing to pair
+    return [fields for _, fields in ordered[last + 1 :]]
+
+
+def _oi_results(attrs: Mapping[str, Any]) -> list[ReturnedResult]:
+    errors: frozenset[str | None] | None = None
     results: list[ReturnedResult] = []
-    for index in range(last + 1, len(roles)):
-        if roles[index] != "tool" or len(results) >= MAX_CALLS:
+    for fields in _after_last_assistant(_indexed(attrs, _OI_IN), "message.role"):
+        if fields.get("message.role") != "tool" or len(results) >= MAX_CALLS:
             continue
-        base = f"{_OI_IN}{index}.message."
-        call_id = _text(get(base + "tool_call_id"))
-        results.append(ReturnedResult(call_id, get(base + "content"), call_id in errors))
+        if errors is None:
+            errors = _oi_anthropic_errors(attrs)
+        call_id = _text(fields.get("message.tool_call_id"))
+        results.append(ReturnedResult(call_id, fields.get("message.content"), call_id in errors))
     return results
 
 
@@ -193,42 +226,18 @@ def _oi_anthropic_errors(attrs: Mapping[str, Any]) -> frozenset[str | None]:
     return frozenset(failed)
 
 
-# -- OpenLLMetry (indexed): gen_ai.prompt.N.* / gen_ai.completion.N.tool_calls.M.* -----------
-
-
 def _tl_calls(attrs: Mapping[str, Any]) -> list[RequestedCall]:
     calls: list[RequestedCall] = []
-    get = attrs.get
-    for index in range(MAX_MESSAGES):
-        base = f"{_TL_COMPLETION}{index}."
-        if get(base + "role") is None and get(base + "tool_calls.0.name") is None:
-            break
-        for j in range(MAX_CALLS - len(calls)):
-            call = f"{base}tool_calls.{j}."
-            name = get(call + "name")
-            if name is None:
-                break
-            if isinstance(name, str) and name:
-                calls.append(RequestedCall(_text(get(call + "id")), name, get(call + "arguments")))
-    return calls
+    for _index, fields in sorted(_indexed(attrs, _TL_COMPLETION).items()):
+        calls += _calls_in(fields, "tool_calls.", "name", "arguments", "id")
+    return calls[:MAX_CALLS]
 
 
 def _tl_results(attrs: Mapping[str, Any]) -> list[ReturnedResult]:
-    get = attrs.get
-    roles: list[Any] = []
-    for index in range(MAX_MESSAGES):
-        role = get(f"{_TL_PROMPT}{index}.role")
-        if role is None:
-            break
-        roles.append(role)
-    last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
-    if last < 0:
-        return []
     results: list[ReturnedResult] = []
-    for index in range(last + 1, len(roles)):
-        if roles[index] == "tool" and len(results) < MAX_CALLS:
-            base = f"{_TL_PROMPT}{index}."
-            results.append(ReturnedResult(_text(get(base + "tool_call_id")), get(base + "content")))
+    for fields in _after_last_assistant(_indexed(attrs, _TL_PROMPT), "role"):
+        if fields.get("role") == "tool" and len(results) < MAX_CALLS:
+            results.append(ReturnedResult(_text(fields.get("tool_call_id")), fields.get("content")))
     return results
 
 
@@ -268,25 +277,34 @@ def _event_results(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Retu
 
 # -- public ---------------------------------------------------------------------------------
 
-_CONTENT_KEYS: Final = (
-    "gen_ai.input.messages",
-    "gen_ai.output.messages",
-    f"{_OI_IN}0.message.role",
-    f"{_OI_OUT}0.message.role",
-    f"{_TL_PROMPT}0.role",
-    f"{_TL_COMPLETION}0.role",
-    f"{_TL_COMPLETION}0.tool_calls.0.name",
-)
 _CONTENT_EVENTS: Final = frozenset(
     {"gen_ai.choice", "gen_ai.tool.message", "gen_ai.user.message", "gen_ai.assistant.message"}
 )
+_INDEXED_PREFIXES: Final = (_OI_IN, _OI_OUT, _TL_PROMPT, _TL_COMPLETION)
+
+
+def _convention(attrs: Mapping[str, Any]) -> str | None:
+    """Which message shape the span carries: "genai", "oi", "tl" or None (no messages)."""
+    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
+        return "genai"
+    if (
+        "llm.output_messages.0.message.role" in attrs
+        or "llm.input_messages.0.message.role" in attrs
+    ):
+        return "oi"
+    if "gen_ai.completion.0.role" in attrs or "gen_ai.prompt.0.role" in attrs:
+        return "tl"
+    for key in attrs:  # the first messages may have been dropped (attribute limit)
+        if key.startswith(_INDEXED_PREFIXES):
+            return "oi" if key.startswith("llm.") else "tl"
+    return None
 
 
 def has_content(
     attrs: Mapping[str, Any], events: Iterable[tuple[str, Mapping[str, Any]]] = ()
 ) -> bool:
     """Whether the span carries any messages at all (capture may be off)."""
-    if any(key in attrs for key in _CONTENT_KEYS):
+    if _convention(attrs) is not None:
         return True
     return any(name in _CONTENT_EVENTS for name, _ in events)
 
@@ -296,11 +314,12 @@ def requested_calls(
 ) -> list[RequestedCall]:
     """The tool calls the model asked for in this span's output, in order."""
     try:
-        if "gen_ai.output.messages" in attrs:
-            return _genai_calls(_json(attrs["gen_ai.output.messages"]))
-        if f"{_OI_OUT}0.message.role" in attrs:
-            return _oi_calls(attrs, _OI_OUT)
-        if f"{_TL_COMPLETION}0.role" in attrs or f"{_TL_COMPLETION}0.tool_calls.0.name" in attrs:
+        convention = _convention(attrs)
+        if convention == "genai":
+            return _genai_calls(_json(attrs.get("gen_ai.output.messages")))
+        if convention == "oi":
+            return _oi_calls(attrs)
+        if convention == "tl":
             return _tl_calls(attrs)
         return _event_calls(events)
     except Exception:  # a shape we did not foresee must never break the caller
@@ -312,11 +331,12 @@ def returned_results(
 ) -> list[ReturnedResult]:
     """The tool results this span's input sent back (after the last assistant message)."""
     try:
-        if "gen_ai.input.messages" in attrs:
-            return _genai_results(_json(attrs["gen_ai.input.messages"]))
-        if f"{_OI_IN}0.message.role" in attrs:
+        convention = _convention(attrs)
+        if convention == "genai":
+            return _genai_results(_json(attrs.get("gen_ai.input.messages")))
+        if convention == "oi":
             return _oi_results(attrs)
-        if f"{_TL_PROMPT}0.role" in attrs:
+        if convention == "tl":
             return _tl_results(attrs)
         return _event_results(events)
     except Exception:

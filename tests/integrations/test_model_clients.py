@@ -226,10 +226,9 @@ def assert_delivered_once_appended(requests: list[dict[str, Any]], at: int) -> N
     assert _has_mark(requests[at]["messages"][-1])
     assert not any(_has_mark(m) for m in requests[at]["messages"][:-1])
     for before, after in itertools.pairwise(requests):
+        previous = [m for m in before["messages"] if not _has_mark(m)]
         kept = [m for m in after["messages"] if not _has_mark(m)]
-        assert kept[: len(before["messages"])] == [
-            m for m in before["messages"] if not _has_mark(m)
-        ]
+        assert kept[: len(previous)] == previous
 
 
 def _offline(setup: Setup) -> tuple[list[tuple[str, str, str | None]], Any]:
