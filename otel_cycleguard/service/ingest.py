@@ -173,6 +173,10 @@ class Ingestor:
         """Resolve and detect on one request's spans (runs on the worker thread)."""
         guard = self.guard
         state_attribute = self._state_attribute
+        if len(spans) > 1:
+            # An OTLP request groups spans by instrumentation scope (the client library's model
+            # spans, then the agent's tool spans): back to the order they ended in, the agent's.
+            spans = sorted(spans, key=_end_ns)
         for r in self.resolver.resolve(spans):
             span = r.span
             if r.role == SpanRole.AGENT:
@@ -219,3 +223,7 @@ class Ingestor:
                 guard.observe_model_turn(
                     r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
                 )
+
+
+def _end_ns(span: SpanData) -> int:
+    return span.end_ns

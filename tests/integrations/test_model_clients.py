@@ -309,8 +309,9 @@ def test_calls_traced_twice_count_once(setup: Setup, tool_spans: str) -> None:
     with FakeLLM(same_call) as fake, pytest.raises(CycleTerminated):
         setup.agent(setup.client(fake), Run(), tool_spans=tool_spans)
     setup.finish_export()
-    # Real tool spans are seen at once (no turn of delay): TERM on the 5th and 10th calls.
-    assert len(fake.requests) == 2 * TERM_AT + 1
+    # Real tool spans are seen at once, no turn later: the 10th call's span asks the human and
+    # the 11th request is the one that waits (without tool spans it is the 12th).
+    assert len(fake.requests) == 2 * TERM_AT
     assert setup.recorder.tool_calls == 2 * TERM_AT
     assert [s for s in setup.recorder.seen if s[1] == "term"] == [
         ("identical_call", "term", TOOL)
