@@ -70,7 +70,8 @@ class _Session:
 class DerivedCalls:
     """Derives tool calls from a session's model spans and drops those real tool spans cover.
 
-    ``notes`` counts the sessions whose model spans carried no message content while no tool
+    ``emitted`` and ``covered`` count derived calls observed and dropped as duplicates of real
+    tool spans. ``notes`` counts the sessions whose model spans carried no message content while no tool
     span was seen either (the guard is blind to their tool calls), by the setting that turns
     capture on; the analyze report lists them.
     """
@@ -80,6 +81,8 @@ class DerivedCalls:
         self._max_sessions = max(1, max_sessions)
         self._lock = threading.Lock()  # the processor's on_end may run on many threads
         self.notes: dict[str, int] = {}
+        self.emitted = 0  # derived calls handed to the detector
+        self.covered = 0  # derived calls dropped: a real tool span described the same call
 
     def _session(self, key: str, create: bool) -> _Session | None:
         sessions = self._sessions
@@ -165,6 +168,7 @@ class DerivedCalls:
                     continue  # no result came back for it: the agent did not run it
                 result = unclaimed.pop(0)
             if real and _covered(request, real):
+                self.covered += 1
                 continue
             out.append(
                 ToolCall(
@@ -177,6 +181,7 @@ class DerivedCalls:
                     span_id=span_id,
                 )
             )
+        self.emitted += len(out)
         return out
 
     def _note_missing(self, attributes: Mapping[str, Any]) -> None:
