@@ -140,11 +140,14 @@ class DerivedCalls:
             assert state is not None
             pending = state.pending
         derived: list[ToolCall] = []
-        if pending:
-            results = returned_results(attributes, events)
-            if results:
-                with self._lock:
-                    derived = self._pair(state, results, start_ns, span_id)
+        results = returned_results(attributes, events) if pending else []
+        if results:
+            with self._lock:
+                derived = self._pair(state, results, start_ns, span_id)
+        elif pending and not requested:
+            # Neither answers nor asks: a side call (a guardrail, a summary) between the two
+            # turns of the agent; the calls stay pending for the turn that answers them.
+            return []
         with self._lock:
             state.pending = requested
             state.pending_end_s = end_ns / 1e9 if end_ns else None
@@ -194,6 +197,10 @@ class DerivedCalls:
                 "seen, so this agent's tool calls cannot be read; to turn capture on: %s",
                 hint,
             )
+
+    def after_fork(self) -> None:
+        """In a forked child: a fresh lock (the parent's may have been held at fork time)."""
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._sessions)

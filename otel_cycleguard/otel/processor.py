@@ -372,6 +372,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._wakeup = threading.Event()
         self._queue = deque()
         self.guard.after_fork()
+        self.derived.after_fork()
         if self.background and not self._shutdown:
             self._start_worker()  # threads do not survive fork
 

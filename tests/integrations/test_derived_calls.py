@@ -196,3 +196,16 @@ def test_bounded_and_never_raises() -> None:
         derived.model_span("g", garbage, [("gen_ai.choice", {"message": "{bad"})])
         requested_calls(garbage)
         returned_results(garbage)
+
+
+def test_a_side_call_between_two_turns_leaves_the_calls_pending() -> None:
+    derived = DerivedCalls()
+    derived.model_span("s", genai([USER], [ask(("c1", "grep", {}))]))
+    side = genai([{"role": "user", "parts": [{"type": "text", "content": "is this safe?"}]}], [])
+    side["gen_ai.output.messages"] = json.dumps(
+        [{"role": "assistant", "parts": [{"type": "text", "content": "yes"}]}]
+    )
+    assert derived.model_span("s", side) == []
+    history = [USER, ask(("c1", "grep", {}))]
+    (call,) = derived.model_span("s", genai([*history, answer(("c1", "hit"))], []))
+    assert call.result == "hit"
