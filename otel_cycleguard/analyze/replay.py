@@ -528,8 +528,9 @@ def _replay_part(
     keep_steps: bool,
     max_spans_in_flight: int,
     part: tuple[int, int],
-) -> list[SessionReport]:
-    """One worker process of a parallel replay: the whole input, this part's sessions."""
+) -> tuple[list[SessionReport], dict[str, int]]:
+    """One worker process of a parallel replay: the whole input, this part's sessions (and
+    its missing-content notes)."""
     reader = TraceReader(paths, on_skip=lambda _problem: None)  # the parent reports problems
     replayer = Replayer(
         config,
@@ -539,7 +540,7 @@ def _replay_part(
         part=part,
     )
     _replay_documents(reader, replayer, None)
-    return replayer.finish()
+    return replayer.finish(), replayer.derived.notes
 
 
 def _tokens(value: Any) -> int:
@@ -654,13 +655,17 @@ def _finish_analysis(
     replayer: Replayer,
     problems: list[InputProblem],
     on_progress: ProgressCallback | None,
-    others: list[Future[list[SessionReport]]],
+    others: list[Future[tuple[list[SessionReport], dict[str, int]]]],
 ) -> Analysis:
     """Replay this process's part (with progress), then merge the other parts' sessions."""
     _replay_documents(reader, replayer, on_progress)
     sessions = replayer.finish()
     for other in others:
-        sessions.extend(other.result())
+        part_sessions, part_notes = other.result()
+        sessions.extend(part_sessions)
+        notes = replayer.derived.notes
+        for hint, count in part_notes.items():
+            notes[hint] = notes.get(hint, 0) + count
     if others:
         sessions.sort(key=_report_order)
     if on_progress is not None:

@@ -419,3 +419,8 @@ def test_without_message_content_the_setting_is_named_once(
     assert "## Notes" in text
     assert "2 sessions had model spans without message content" in text
     assert "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental" in text
+    # the same notes whichever process replayed the sessions
+    one = analyze_paths([str(trace_file)], rig.processor.config)
+    two = analyze_paths([str(trace_file)], rig.processor.config, jobs=2)
+    assert one.notes == two.notes and len(one.notes) == 1
+    assert one.to_dict()["notes"] == one.notes
