@@ -227,8 +227,8 @@ def _indexed_text(attributes: Mapping[str, Any], prefix: str, suffix: str) -> st
 def _token(attributes: Mapping[str, Any], *keys: str) -> int:
     for key in keys:
         value = attributes.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return int(value)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+            return int(value) if abs(value) != float("inf") else 0  # NaN/inf: no count
     return 0
 
 

@@ -59,6 +59,8 @@ from otel_cycleguard.analyze.report import (
 )
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.derive import DerivedCalls
+from otel_cycleguard.detect.records import ToolCall
 from otel_cycleguard.detect.signals import Level, Signal
 from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
 from otel_cycleguard.escalate.progress import TerminationReason
@@ -129,6 +131,8 @@ class Replayer:
         # A constant clock: sessions never expire by idle time during a replay (the LRU bound
         # on max_sessions still holds).
         self.guard = CycleGuard(self.config, clock=lambda: 0.0)
+        # Tool calls read from model spans, deduplicated against tool spans, as live.
+        self.derived = DerivedCalls(self.config.max_sessions)
         self.hitl: HitlMode = hitl
         self.keep_steps = keep_steps
         self.max_spans_in_flight = max_spans_in_flight
@@ -331,6 +335,31 @@ class Replayer:
         agent: str | None,
         subagent: bool,
     ) -> None:
+        if role == _MODEL:  # first the calls the previous turn asked for (results known now)
+            events = (
+                [(event.name, event.attributes) for event in span.events] if span.events else []
+            )
+            for call in self.derived.model_span(
+                session,
+                span.attributes,
+                events,
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                span_id=span.span_id,
+            ):
+                self._observe_one(session, trace_id, _TOOL, span, agent, subagent, call)
+        self._observe_one(session, trace_id, role, span, agent, subagent, None)
+
+    def _observe_one(
+        self,
+        session: str,
+        trace_id: str,
+        role: str,
+        span: SpanData,
+        agent: str | None,
+        subagent: bool,
+        derived: ToolCall | None,
+    ) -> None:
         state = self._state(session, trace_id, agent, subagent, span.start_ns)
         report = state.report
         if span.end_ns > report.last_end_ns:
@@ -341,7 +370,14 @@ class Replayer:
             index = report.tool_calls
             report.tool_calls += 1
             tokens = 0
-            if stopped:
+            if derived is not None:
+                call = derived
+                tool = call.tool
+                if not stopped:
+                    signals = self.guard.observe_tool_call(
+                        session, call, agent=agent, subagent=subagent
+                    )
+            elif stopped and not self.derived.pending(session):
                 tool = conventions.tool_name(span.name, span.attributes)
             else:
                 call = conventions.tool_call_from(
@@ -355,9 +391,11 @@ class Replayer:
                     state_attribute=self._state_attribute,
                 )
                 tool = call.tool
-                signals = self.guard.observe_tool_call(
-                    session, call, agent=agent, subagent=subagent
-                )
+                self.derived.tool_span(session, span.attributes, call)
+                if not stopped:
+                    signals = self.guard.observe_tool_call(
+                        session, call, agent=agent, subagent=subagent
+                    )
             tool_index, turn_index = index, None
         else:
             index = report.model_turns
@@ -493,8 +531,9 @@ def _replay_part(
     keep_steps: bool,
     max_spans_in_flight: int,
     part: tuple[int, int],
-) -> list[SessionReport]:
-    """One worker process of a parallel replay: the whole input, this part's sessions."""
+) -> tuple[list[SessionReport], dict[str, int]]:
+    """One worker process of a parallel replay: the whole input, this part's sessions (and
+    its missing-content notes)."""
     reader = TraceReader(paths, on_skip=lambda _problem: None)  # the parent reports problems
     replayer = Replayer(
         config,
@@ -504,7 +543,7 @@ def _replay_part(
         part=part,
     )
     _replay_documents(reader, replayer, None)
-    return replayer.finish()
+    return replayer.finish(), replayer.derived.notes
 
 
 def _tokens(value: Any) -> int:
@@ -619,13 +658,17 @@ def _finish_analysis(
     replayer: Replayer,
     problems: list[InputProblem],
     on_progress: ProgressCallback | None,
-    others: list[Future[list[SessionReport]]],
+    others: list[Future[tuple[list[SessionReport], dict[str, int]]]],
 ) -> Analysis:
     """Replay this process's part (with progress), then merge the other parts' sessions."""
     _replay_documents(reader, replayer, on_progress)
     sessions = replayer.finish()
     for other in others:
-        sessions.extend(other.result())
+        part_sessions, part_notes = other.result()
+        sessions.extend(part_sessions)
+        notes = replayer.derived.notes
+        for hint, count in part_notes.items():
+            notes[hint] = notes.get(hint, 0) + count
     if others:
         sessions.sort(key=_report_order)
     if on_progress is not None:

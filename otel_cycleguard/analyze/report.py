@@ -257,6 +257,9 @@ class Analysis:
     problems: list[InputProblem] = field(default_factory=list)
     problem_counts: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
+    #: What the input lacked for a full analysis (model spans without message content, and
+    #: which setting turns capture on); listed in every report format, absent when empty.
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -277,7 +280,16 @@ class Analysis:
         }
         listed = list(problems)
         counts = problem_counts if problem_counts is not None else Counter(p.kind for p in listed)
-        return cls(list(sessions), settings, spans_read, listed, counts, formats or Counter())
+        derived = getattr(replayer, "derived", None)
+        notes = [
+            f"{count:,} session{'s' if count != 1 else ''} had model spans without message "
+            f"content and no tool spans, so their tool calls could not be read; to turn "
+            f"capture on: {hint}"
+            for hint, count in sorted((getattr(derived, "notes", None) or {}).items())
+        ]
+        return cls(
+            list(sessions), settings, spans_read, listed, counts, formats or Counter(), notes
+        )
 
     @property
     def has_loops(self) -> bool:
@@ -337,6 +349,7 @@ class Analysis:
                 }
                 for problem in self.problems[:MAX_PROBLEMS_LISTED]
             ],
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:

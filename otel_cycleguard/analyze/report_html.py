@@ -163,6 +163,7 @@ def _summary_table(analysis: Analysis, s: dict) -> str:
             f"profile {settings['profile']}, child agents "
             f"{settings['subagent_profile']}, hitl {settings['hitl']}",
         ),
+        *(("note", note) for note in analysis.notes),
     ]
     body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
     dims = "".join(

@@ -75,6 +75,10 @@ def render_markdown(analysis: Analysis) -> str:
                 f"... and {len(looping) - MAX_SESSIONS_DETAILED} more (see the JSON report).",
                 "",
             ]
+    if analysis.notes:
+        out += ["## Notes", ""]
+        out += [f"- {note}" for note in analysis.notes]
+        out.append("")
     if analysis.problems:
         out += ["## Skipped input", ""]
         out += [f"- `{_cell(p)}`" for p in analysis.problems[:20]]

@@ -91,6 +91,8 @@ def render_text(analysis: Analysis, stream: TextIO, *, width: int | None = None)
         else "0",
         styles=(None, _YELLOW if problems else None),
     )
+    for note in analysis.notes:
+        head.add_row("note", note)
     blocks = [head.render("cycleguard analyze", width=limit, color=color)]
 
     dims = Table(("dimension", "warn", "term"), right=frozenset({1, 2}))

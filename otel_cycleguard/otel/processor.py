@@ -28,6 +28,7 @@ from otel_cycleguard import conventions
 from otel_cycleguard._errors import internal_error
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
+from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard, Observer
 from otel_cycleguard.span_scope import SpanScope, child_scope
 
@@ -116,6 +117,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
         self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
         self._open: dict[int, SpanScope] = {}
+        # Tool calls read from model spans (agents whose tools leave no spans), deduplicated.
+        self.derived = DerivedCalls(self.config.max_sessions)
         self._max_open = max_open_spans
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
@@ -297,14 +300,27 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 span_id=ref.span_id_hex,
                 state_attribute=self._state_attribute,
             )
+            self.derived.tool_span(session, attrs, call)
             self.guard.observe_tool_call(
                 session, call, agent=agent, subagent=subagent, span_ref=ref
             )
         else:
+            events = [(event.name, event.attributes or {}) for event in span.events]
+            for derived in self.derived.model_span(
+                session,
+                attrs,
+                events,
+                start_ns=span.start_time or 0,
+                end_ns=end_ns,
+                span_id=ref.span_id_hex,
+            ):  # the calls the previous turn asked for, now that their results are known
+                self.guard.observe_tool_call(
+                    session, derived, agent=agent, subagent=subagent, span_ref=ref
+                )
             status = span.status
             turn = conventions.model_turn_from(
                 attrs,
-                events=((event.name, event.attributes or {}) for event in span.events),
+                events=events,
                 start_ns=span.start_time or 0,
                 end_ns=end_ns,
                 span_id=ref.span_id_hex,
@@ -359,6 +375,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._wakeup = threading.Event()
         self._queue = deque()
         self.guard.after_fork()
+        self.derived.after_fork()
         if self.background and not self._shutdown:
             self._start_worker()  # threads do not survive fork
 

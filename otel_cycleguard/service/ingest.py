@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from otel_cycleguard import conventions
 from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard
 from otel_cycleguard.service.sessions import SessionResolver
 from otel_cycleguard.spans import SpanData
@@ -72,6 +73,8 @@ class Ingestor:
         self.accepted = 0
         self.refused = 0
         self._state_attribute = next(iter(guard.config.profiles.values())).state_hash.attribute
+        # Tool calls read from model spans, deduplicated against tool spans (worker-owned).
+        self.derived = DerivedCalls(guard.config.max_sessions)
         self._worker = threading.Thread(target=self._run, name="cycleguard-ingest", daemon=True)
 
     def start(self) -> None:
@@ -170,6 +173,10 @@ class Ingestor:
         """Resolve and detect on one request's spans (runs on the worker thread)."""
         guard = self.guard
         state_attribute = self._state_attribute
+        if len(spans) > 1:
+            # An OTLP request groups spans by instrumentation scope (the client library's model
+            # spans, then the agent's tool spans): back to the order they ended in, the agent's.
+            spans = sorted(spans, key=_end_ns)
         for r in self.resolver.resolve(spans):
             span = r.span
             if r.role == SpanRole.AGENT:
@@ -188,13 +195,26 @@ class Ingestor:
                     span_id=span.span_id,
                     state_attribute=state_attribute,
                 )
+                self.derived.tool_span(r.session, attrs, call)
                 guard.observe_tool_call(
                     r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
                 )
             else:
+                events = [(e.name, e.attributes) for e in span.events]
+                for derived in self.derived.model_span(
+                    r.session,
+                    attrs,
+                    events,
+                    start_ns=span.start_ns,
+                    end_ns=span.end_ns,
+                    span_id=span.span_id,
+                ):  # the calls the previous turn asked for, now that their results are known
+                    guard.observe_tool_call(
+                        r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
+                    )
                 turn = conventions.model_turn_from(
                     attrs,
-                    events=((e.name, e.attributes) for e in span.events),
+                    events=events,
                     start_ns=span.start_ns,
                     end_ns=span.end_ns,
                     span_id=span.span_id,
@@ -205,3 +225,7 @@ class Ingestor:
                 guard.observe_model_turn(
                     r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
                 )
+
+
+def _end_ns(span: SpanData) -> int:
+    return span.end_ns

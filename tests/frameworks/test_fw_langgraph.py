@@ -140,6 +140,10 @@ def test_identical_grep_loop_is_detected_at_the_third_and_fifth_call(
     # Session: OpenInference `session.id`, which the LangChain instrumentation fills from
     # LangGraph's `configurable.thread_id` (set at span end; read by the processor in on_end).
     assert_loop_detected(instrumented, spans, session="lg-thread-loop")
+    # Its model spans name the same six calls: each was covered by its tool span, none counted
+    # twice (tool_calls_seen == 6 above).
+    assert instrumented.processor.derived.covered == 6
+    assert instrumented.processor.derived.emitted == 0
 
 
 def test_six_different_searches_are_not_a_loop(instrumented: Guarded) -> None:

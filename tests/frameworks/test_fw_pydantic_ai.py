@@ -108,6 +108,10 @@ def test_identical_grep_loop_is_detected_at_the_third_and_fifth_call(guarded: Gu
     # Session: OTel GenAI `gen_ai.conversation.id` (pydantic-ai puts it on the invoke_agent,
     # chat and execute_tool spans; here the id passed to run_sync).
     assert_loop_detected(guarded, spans, session="conv-pydantic-loop")
+    # Its model spans name the same six calls: each was covered by its tool span, none counted
+    # twice (tool_calls_seen == 6 above).
+    assert guarded.processor.derived.covered == 6
+    assert guarded.processor.derived.emitted == 0
 
 
 def test_six_different_searches_are_not_a_loop(guarded: Guarded) -> None:
