@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import queue
 import signal
 import socket
@@ -44,9 +45,7 @@ def collector_version() -> str:
 
 def collector_binary() -> Path:
     """The cached Collector binary, built first if needed; skips when it cannot be built."""
-    proc = subprocess.run(
-        ["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=1800
-    )
+    proc = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=1800)
     if proc.returncode == 3:
         pytest.skip(
             "no OpenTelemetry Collector: Go is not installed and no binary is cached "
@@ -220,3 +219,116 @@ def scrape_sum(url: str, name: str | None = None, **labels: str) -> Any:
             if all(sample.labels.get(k) == v for k, v in labels.items()):
                 totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
     return totals if name is None else totals.get(name, 0.0)
+
+
+# -- agents and what the instances saw ----------------------------------------------------
+
+FLEET_AGENT = Path(__file__).parent / "fleet_agent.py"
+Signal = tuple[str, str, Any, Any, int]  # dimension, level, step, model turn, streak
+
+
+def run_agents(
+    endpoint: str,
+    conversations: list[str],
+    processes: int = 3,
+    protocol: str = "grpc",
+    turn_pause: float = 0.0,
+) -> int:
+    """``processes`` fleet agents sharing ``conversations`` round-robin; the spans they sent."""
+    import sys
+
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(FLEET_AGENT),
+                "--protocol",
+                protocol,
+                "--endpoint",
+                endpoint,
+                "--conversations",
+                ",".join(conversations[i::processes]),
+                "--turn-pause",
+                str(turn_pause),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(processes)
+        if conversations[i::processes]
+    ]
+    total = 0
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and out.startswith("done"), err[-2000:]
+        total += int(out.split()[1])
+    return total
+
+
+def signals_by_session(svc: Any, token: str | None = TOKEN) -> dict[str, list[Signal]]:
+    """Every signal an instance raised, per session, in order."""
+    out: dict[str, list[Signal]] = {}
+    for s in svc.get_json("/v1/signals", token=token)["signals"]:
+        out.setdefault(s["session"], []).append(
+            (s["dimension"], s["level"], s["step"], s["model_turn_index"], s["streak"])
+        )
+    return out
+
+
+def tool_calls_by_agent(svc: Any) -> dict[str, float]:
+    """``cycleguard_tool_calls_total`` per agent (the fleet agents name it after the
+    conversation), so it shows which instance a conversation's tool spans reached."""
+    with urllib.request.urlopen(svc.http + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "cycleguard_tool_calls_total":
+                agent = sample.labels["agent"]
+                out[agent] = out.get(agent, 0.0) + sample.value
+    return out
+
+
+def wait_processed(instances: list[Any], spans: int, timeout: float = 30.0) -> None:
+    """Until the instances together ran ``spans`` spans through detection (and no more
+    arrive): the Collector's batch timeout and retries are over."""
+    from tests.service.conftest import wait_for
+
+    def done() -> bool:
+        return sum(i.metric("cycleguard_service_spans_processed") for i in instances) >= spans
+
+    wait_for(done, timeout=timeout, interval=0.1)
+
+
+CONVERSATIONS = [f"c{i:02d}" for i in range(30)]
+
+
+def start_instance(services: Any, workdir: Path, *args: str) -> Any:
+    """One ``cycleguard serve`` with the Collector's token; escalation files in ``workdir``."""
+    return services(
+        "--token",
+        TOKEN,
+        *args,
+        env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(workdir / "progress")},
+    ).start()
+
+
+@functools.cache
+def reference_signals() -> dict[str, list[Signal]]:
+    """What ONE instance raises when the fleet agents export straight to it (no Collector):
+    the steps every routed run must reproduce. Computed once per test session."""
+    import tempfile
+
+    from tests.service.conftest import ServiceProcess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = ServiceProcess(
+            "--state-file", "", env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": tmp}
+        ).start()
+        try:
+            spans = run_agents(f"127.0.0.1:{svc.grpc_port}", CONVERSATIONS)
+            wait_processed([svc], spans)
+            return signals_by_session(svc, token=None)
+        finally:
+            svc.stop()

@@ -211,3 +211,12 @@ def fixture_services():
         if svc.proc is not None and svc.proc.poll() is None:
             svc.proc.kill()
             svc.proc.wait()
+
+
+@pytest.fixture(name="otelcol", scope="session")
+def fixture_otelcol():
+    """The real OpenTelemetry Collector binary (built once, cached outside the work tree);
+    the test is skipped, saying why, where it can be neither found nor built."""
+    from tests.service.collector import collector_binary
+
+    return collector_binary()
