@@ -227,43 +227,80 @@ FLEET_AGENT = Path(__file__).parent / "fleet_agent.py"
 Signal = tuple[str, str, Any, Any, int]  # dimension, level, step, model turn, streak
 
 
-def run_agents(
-    endpoint: str,
-    conversations: list[str],
-    processes: int = 3,
-    protocol: str = "grpc",
-    turn_pause: float = 0.0,
-) -> int:
-    """``processes`` fleet agents sharing ``conversations`` round-robin; the spans they sent."""
-    import sys
+class AgentFleet:
+    """``processes`` fleet agents sharing ``conversations`` round-robin, each its own process.
+    With ``step=True`` each waits before every turn after the first until ``next_turn()``."""
 
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(FLEET_AGENT),
-                "--protocol",
-                protocol,
-                "--endpoint",
-                endpoint,
-                "--conversations",
-                ",".join(conversations[i::processes]),
-                "--turn-pause",
-                str(turn_pause),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(processes)
-        if conversations[i::processes]
-    ]
-    total = 0
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0 and out.startswith("done"), err[-2000:]
-        total += int(out.split()[1])
-    return total
+    def __init__(
+        self,
+        endpoint: str,
+        conversations: list[str],
+        processes: int = 3,
+        protocol: str = "grpc",
+        step: bool = False,
+    ) -> None:
+        import sys
+
+        self.procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(FLEET_AGENT),
+                    "--protocol",
+                    protocol,
+                    "--endpoint",
+                    endpoint,
+                    "--conversations",
+                    ",".join(conversations[i::processes]),
+                    *(["--step"] if step else []),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(processes)
+            if conversations[i::processes]
+        ]
+
+    def wait_turn_sent(self) -> None:
+        """Until every agent exported its current turn and waits before the next one."""
+        for proc in self.procs:
+            assert proc.stdout
+            line = proc.stdout.readline()
+            assert line.startswith("ready"), line
+
+    def next_turn(self) -> None:
+        for proc in self.procs:
+            assert proc.stdin
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+
+    def wait(self) -> int:
+        """Until every agent is done; the spans they exported."""
+        total = 0
+        for proc in self.procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0 and out.strip().startswith("done"), err[-2000:]
+            total += int(out.split()[-1])
+        return total
+
+    def kill(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def run_agents(
+    endpoint: str, conversations: list[str], processes: int = 3, protocol: str = "grpc"
+) -> int:
+    """Fleet agents run to the end; the spans they exported."""
+    fleet = AgentFleet(endpoint, conversations, processes, protocol)
+    try:
+        return fleet.wait()
+    finally:
+        fleet.kill()
 
 
 def signals_by_session(svc: Any, token: str | None = TOKEN) -> dict[str, list[Signal]]:

@@ -10,7 +10,9 @@ conversation id, so each instance's ``cycleguard_tool_calls_total{agent=…}`` s
 conversation's spans went.
 
 Usage: ``python fleet_agent.py [--protocol grpc|http] --endpoint HOST:PORT|URL
---conversations c00,c01,… [--turn-pause S]``; prints ``done <spans>`` when every span was exported.
+--conversations c00,c01,… [--turn-pause S] [--step]``; prints ``done <spans>`` when every span was exported. With
+``--step`` it waits for a line on stdin before each turn after the first, so a test can stop
+an instance between two turns.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ def main() -> int:
     parser.add_argument("--endpoint", required=True, help="host:port (gRPC) or URL (HTTP)")
     parser.add_argument("--conversations", required=True)
     parser.add_argument("--turn-pause", type=float, default=0.0)
+    parser.add_argument(
+        "--step", action="store_true", help="print 'ready <turn>' and wait for a line first"
+    )
     args = parser.parse_args()
 
     from opentelemetry import trace
@@ -109,6 +114,9 @@ def main() -> int:
     scripts = {c: conversation_script(c) for c in conversations}
     spans = 0
     for t in range(TURNS):
+        if args.step and t:
+            print(f"ready {t}", flush=True)
+            sys.stdin.readline()
         for conv in conversations:
             common = {"gen_ai.conversation.id": conv, "gen_ai.agent.name": conv}
             root = tracer.start_span(
