@@ -11,6 +11,7 @@ reference is one instance fed straight from the same agents.
 from __future__ import annotations
 
 import contextlib
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -33,7 +34,8 @@ from tests.service.collector import (
     tool_calls_by_agent,
     wait_processed,
 )
-from tests.service.fleet_agent import kind_of, spans_of, tool_calls_of
+from tests.service.conftest import wait_for
+from tests.service.fleet_agent import conversation_script, kind_of, spans_of, tool_calls_of
 
 pytestmark = pytest.mark.slow
 
@@ -42,10 +44,22 @@ CROSS_TRACE = ("cross_trace_identical", "ping_pong", "text_loop")
 
 @contextlib.contextmanager
 def fleet(
-    otelcol: Path, services: Any, tmp_path: Path, config: str, *instance_args: str
+    otelcol: Path, services: Any, tmp_path: Path, config: str, snapshot: float | None = None
 ) -> Iterator[tuple[list[Any], CollectorProcess, TraceSink, int]]:
-    """Three instances, a trace sink for "tempo" and the Collector on ``config``."""
-    instances = [start_instance(services, tmp_path, *instance_args) for _ in range(3)]
+    """Three instances (each its own state file every ``snapshot`` s, or none), a trace sink
+    for "tempo" and the Collector on ``config``."""
+
+    def state(i: int) -> list[str]:
+        if snapshot is None:
+            return ["--state-file", ""]
+        return [
+            "--state-file",
+            str(tmp_path / f"state-{i}.json"),
+            "--snapshot-interval",
+            str(snapshot),
+        ]
+
+    instances = [start_instance(services, tmp_path, *state(i)) for i in range(3)]
     sink = TraceSink()
     port = free_port()
     addresses = {
@@ -80,9 +94,12 @@ def test_conversation_routing_sends_every_trace_of_a_conversation_to_one_instanc
     """Every loop is caught by exactly one instance, at the step a single instance catches
     it; no span and no signal is duplicated or lost; the load is spread."""
     reference = reference_signals()
-    with fleet(
-        otelcol, services, tmp_path, "fleet-static-conversation.yaml", "--state-file", ""
-    ) as (instances, collector, sink, port):
+    with fleet(otelcol, services, tmp_path, "fleet-static-conversation.yaml") as (
+        instances,
+        collector,
+        sink,
+        port,
+    ):
         agents = AgentFleet(f"127.0.0.1:{port}", CONVERSATIONS, processes=3)
         spans = agents.wait()
         wait_processed(instances, spans)
@@ -114,7 +131,7 @@ def test_trace_id_routing_splits_conversations_and_misses_their_cross_trace_loop
     at the same call of the loop as by a single instance; a conversation's turns land on several instances, each sees
     part of its loop, and such loops are caught late or not at all. No span is lost."""
     reference = reference_signals()
-    with fleet(otelcol, services, tmp_path, "fleet-static-traceid.yaml", "--state-file", "") as (
+    with fleet(otelcol, services, tmp_path, "fleet-static-traceid.yaml") as (
         instances,
         _collector,
         sink,
@@ -165,3 +182,130 @@ def test_every_conversation_kind_loops_in_the_reference_but_the_loop_free_one():
     for conv in CONVERSATIONS:
         assert (conv in reference) == (kind_of(conv) != "loop_free"), conv
     assert sum(spans_of(c) for c in CONVERSATIONS) > 300
+
+
+def turn_spans(conversations: list[str], turn: int) -> int:
+    return sum(len(conversation_script(c)[turn]) + 1 for c in conversations)
+
+
+def test_failover_static_routes_wait_for_their_instance_and_a_moved_session_starts_afresh(
+    otelcol, services, tmp_path
+):
+    """One fleet, three events on three different instances, between agent turns:
+
+    * X gets SIGTERM before turn 1 and is restarted 2 s later: the Collector keeps X's spans
+      (static resolver: no reroute) and retries them after its backoff; X drains, saves and
+      restores its state, so its sessions raise exactly the single-instance signals.
+    * Y is killed (-9) the moment turn 2 reaches it and restarted 1 s later: the request it
+      was killed in is retried (at-least-once), the counters since its last snapshot are
+      gone, so some of its signals repeat or move. Nothing is lost at the Collector.
+    * Z is removed from the Collector's list before turn 3 (what a DNS or k8s resolver does
+      when an instance is gone): its conversations move to X and Y and start counting afresh
+      there; the sessions that stayed are untouched.
+    """
+    reference = reference_signals()
+    report: list[str] = []
+    with fleet(otelcol, services, tmp_path, "fleet-static-conversation.yaml", snapshot=1) as (
+        instances,
+        collector,
+        sink,
+        port,
+    ):
+        x, y, z = instances
+        earlier: list[dict[str, list]] = [{}, {}, {}]  # signals of an instance's earlier run
+        lifetime = [0.0, 0.0, 0.0]  # spans accepted by an instance's earlier runs
+
+        def accepted(i: int) -> float:
+            return instances[i].metric("cycleguard_service_spans_total", outcome="accepted")
+
+        def keep(i: int) -> None:
+            """Before instance ``i`` goes down: what it accepted and raised in this run."""
+            lifetime[i] += accepted(i)
+            for session, items in signals_by_session(instances[i]).items():
+                earlier[i][session] = [*earlier[i].get(session, []), *items]
+
+        agents = AgentFleet(f"127.0.0.1:{port}", CONVERSATIONS, processes=3, step=True)
+        try:
+            agents.wait_turn_sent()
+            wait_processed(instances, turn_spans(CONVERSATIONS, 0))
+            owner = {c: calls.index(max(calls)) for c, calls in where(instances).items()}
+            mine = [[c for c in CONVERSATIONS if owner[c] == i] for i in range(3)]
+            assert all(mine), f"an instance got no conversation: {[len(m) for m in mine]}"
+
+            # -- X: SIGTERM, turn 1 while it is down, restart 2 s later ----------------------
+            keep(0)
+            assert x.stop() == 0
+            agents.next_turn()
+            agents.wait_turn_sent()
+            time.sleep(2.0)
+            back = time.monotonic()
+            x.start(x.http_port, x.grpc_port)
+            wait_for(lambda: accepted(0) >= turn_spans(mine[0], 1), timeout=40)
+            report.append(
+                f"SIGTERM: X's turn-1 spans ({turn_spans(mine[0], 1)}) held and retried by the "
+                f"Collector, delivered {time.monotonic() - back:.1f} s after X was back"
+            )
+
+            # -- Y: kill -9 as turn 2 reaches it, restart 1 s later --------------------------
+            before = accepted(1)
+            agents.next_turn()
+            wait_for(lambda: accepted(1) > before, timeout=10, interval=0.01)
+            keep(1)
+            y.stop(signal.SIGKILL)
+            agents.wait_turn_sent()
+            time.sleep(1.0)
+            back = time.monotonic()
+            y.start(y.http_port, y.grpc_port)
+            routed_y = sum(spans_of(c) for c in mine[1]) - turn_spans(mine[1], 3)
+            wait_for(lambda: lifetime[1] + accepted(1) >= routed_y, timeout=40)
+            report.append(
+                f"kill -9: Y accepted {lifetime[1] + accepted(1):.0f} spans for {routed_y} "
+                f"routed to it, the last {time.monotonic() - back:.1f} s after it was back"
+            )
+
+            # -- Z: dropped from the Collector's list, turn 3 moves its conversations --------
+            failed = collector.metric("otelcol_exporter_send_failed_spans_total")
+            assert collector.stop() == 0
+            config = load_config("fleet-static-conversation.yaml")
+            static = config["exporters"]["loadbalancing/cycleguard"]["resolver"]["static"]
+            static["hostnames"] = static["hostnames"][:2]
+            addresses = {
+                "0.0.0.0:4317": f"127.0.0.1:{port}",
+                "0.0.0.0:4318": f"127.0.0.1:{free_port()}",
+                "tempo:4317": sink.address,
+                "cycleguard-0:14317": f"127.0.0.1:{x.grpc_port}",
+                "cycleguard-1:14317": f"127.0.0.1:{y.grpc_port}",
+            }
+            collector = CollectorProcess(otelcol, rewrite(config, addresses), tmp_path).start()
+            z_calls = tool_calls_by_agent(z)
+            target = accepted(0) + accepted(1) + turn_spans(CONVERSATIONS, 3)
+            agents.next_turn()
+            spans = agents.wait()
+            wait_for(lambda: accepted(0) + accepted(1) >= target, timeout=20)
+            wait_processed([x, y], target)
+            failed += collector.metric("otelcol_exporter_send_failed_spans_total")
+        finally:
+            agents.kill()
+            collector.stop()
+        assert tool_calls_by_agent(z) == z_calls, "Z got spans after it left the list"
+        assert sink.spans == spans
+        assert failed == 0, f"the Collector gave up on {failed} spans"
+
+        final: dict[str, list] = {}
+        for i, svc in enumerate(instances):
+            now = signals_by_session(svc)
+            for session in set(earlier[i]) | set(now):
+                final.setdefault(session, []).extend(
+                    [*earlier[i].get(session, []), *now.get(session, [])]
+                )
+        same = [[c for c in m if final.get(c, []) == reference.get(c, [])] for m in mine]
+        moved = [c for c in mine[2] if c in reference]
+        changed = [c for c in moved if Counter(final.get(c, [])) != Counter(reference[c])]
+        report.append(
+            f"sessions raising exactly the single-instance signals: X {len(same[0])}/"
+            f"{len(mine[0])}, Y {len(same[1])}/{len(mine[1])}; looping conversations moved "
+            f"off Z whose signals changed: {len(changed)}/{len(moved)}"
+        )
+        print("\n" + "\n".join(report))
+        assert same[0] == mine[0], "X lost counts over a graceful restart"
+        assert changed, "no moved conversation changed: the move was not exercised"
