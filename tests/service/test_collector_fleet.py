@@ -196,9 +196,9 @@ def test_failover_static_routes_wait_for_their_instance_and_a_moved_session_star
     * X gets SIGTERM before turn 1 and is restarted 2 s later: the Collector keeps X's spans
       (static resolver: no reroute) and retries them after its backoff; X drains, saves and
       restores its state, so its sessions raise exactly the single-instance signals.
-    * Y is killed (-9) the moment turn 2 reaches it and restarted 1 s later: the request it
-      was killed in is retried (at-least-once), the counters since its last snapshot are
-      gone, so some of its signals repeat or move. Nothing is lost at the Collector.
+    * Y is killed (-9) the moment turn 2 reaches it and restarted 1 s later: the rest of the
+      turn is retried and delivered, but the counters since its last snapshot are gone, so
+      some of its signals come late or again. Nothing is lost at the Collector.
     * Z is removed from the Collector's list before turn 3 (what a DNS or k8s resolver does
       when an instance is gone): its conversations move to X and Y and start counting afresh
       there; the sessions that stayed are untouched.
