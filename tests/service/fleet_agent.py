@@ -86,7 +86,7 @@ def main() -> int:
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     exporter: Any
     if args.protocol == "grpc":
@@ -108,7 +108,13 @@ def main() -> int:
             timeout=30,
         )
     provider = TracerProvider(resource=Resource.create({"service.name": "fleet-agent"}))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # one export request per turn (flushed at its end): the turn's spans in end order, and
+    # the turn reaches the Collector at one instant, so its batch timer rarely splits it
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            exporter, max_queue_size=8192, max_export_batch_size=8192, schedule_delay_millis=60_000
+        )
+    )
     tracer = provider.get_tracer("fleet-agent")
     conversations = args.conversations.split(",")
     scripts = {c: conversation_script(c) for c in conversations}
@@ -152,6 +158,7 @@ def main() -> int:
                 spans += 1
             root.end()
             spans += 1
+        assert provider.force_flush(30_000), "export failed"
         if args.turn_pause:
             time.sleep(args.turn_pause)
     provider.shutdown()
