@@ -196,9 +196,10 @@ def test_failover_static_routes_wait_for_their_instance_and_a_moved_session_star
     * X gets SIGTERM before turn 1 and is restarted 2 s later: the Collector keeps X's spans
       (static resolver: no reroute) and retries them after its backoff; X drains, saves and
       restores its state, so its sessions raise exactly the single-instance signals.
-    * Y is killed (-9) the moment turn 2 reaches it and restarted 1 s later: the rest of the
-      turn is retried and delivered, but the counters since its last snapshot are gone, so
-      some of its signals come late or again. Nothing is lost at the Collector.
+    * Y is killed (-9) right after it processed turn 2 and restarted 1 s later: what it
+      processed since its last snapshot is gone from its counters, so some of its signals
+      come late or again. Nothing is lost at the Collector (a request Y had not answered
+      would be retried).
     * Z is removed from the Collector's list before turn 3 (what a DNS or k8s resolver does
       when an instance is gone): its conversations move to X and Y and start counting afresh
       there; the sessions that stayed are untouched.
@@ -255,8 +256,9 @@ def test_failover_static_routes_wait_for_their_instance_and_a_moved_session_star
             before = accepted(1)
             agents.next_turn()
             wait_for(lambda: accepted(1) > before, timeout=10, interval=0.01)
+            wait_processed([y], accepted(1))  # its signals are raised (and recorded here) ...
             keep(1)
-            y.stop(signal.SIGKILL)
+            y.stop(signal.SIGKILL)  # ... but its next snapshot is up to 1 s away
             agents.wait_turn_sent()
             time.sleep(1.0)
             back = time.monotonic()
