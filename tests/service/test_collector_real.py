@@ -21,7 +21,6 @@ import pytest
 from tests.service.collector import (
     CONFIG_DIR,
     CONVERSATIONS,
-    TOKEN,
     CollectorProcess,
     TraceSink,
     free_port,
@@ -157,7 +156,9 @@ def test_the_real_collector_delivers_every_span_once_and_every_loop_to_one_insta
     assert code == 0 and not errors, "".join(errors)
 
 
-def test_every_shipped_config_is_run_by_the_real_collector():
-    """A new file in collector-config/ is picked up by the test above without edits."""
-    assert len(CONFIG_NAMES) >= 6
-    assert TOKEN
+def test_a_config_address_without_a_loopback_replacement_fails_the_rewrite():
+    """A new address in a shipped file cannot slip through un-rewritten (and reach out)."""
+    config = load_config("agents-to-backend-and-cycleguard.yaml")
+    with pytest.raises(AssertionError, match="unmapped address 'tempo:4317'"):
+        rewrite(config, {"0.0.0.0:4317": "127.0.0.1:1", "0.0.0.0:4318": "127.0.0.1:2"})
+    assert len(CONFIG_NAMES) >= 6  # every file in collector-config/ is a case above
