@@ -17,7 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 source scripts/setup-env.sh test,frameworks
 # The real OpenTelemetry Collector that tests/service/test_collector_*.py run: built once with
-# Go (a few minutes on a cold machine), then cached outside the work tree, keyed by
+# Go (about 5 minutes on a cold machine), then cached outside the work tree, keyed by
 # collector/manifest.yaml; those tests skip, saying so, where neither Go nor the cache exists.
 if collector=$(bash scripts/build-collector.sh 2>/tmp/otel-cycleguard-collector-build.log); then
     echo "==> Collector: $collector"
