@@ -135,6 +135,13 @@ class CycleGuardService:
             ("protocol", "outcome"),
             registry=self.registry,
         )
+        self._skipped = Counter(
+            "cycleguard_service_spans_skipped",
+            "Accepted spans skipped by the detection worker because reading or detecting on "
+            "them raised (each is logged, at most one line a minute); their neighbours were "
+            "processed.",
+            registry=self.registry,
+        )
         self.guard = CycleGuard(self.config)
         self.guard.observers.append(MetricsObserver(self.metrics, self.guard))
         self.recent = RecentSignals()
@@ -176,6 +183,7 @@ class CycleGuardService:
             capacity_spans=self.settings.queue_spans,
             snapshot=self.save_state if self.state is not None else None,
             snapshot_interval_s=self.settings.snapshot_interval_s if self.state else None,
+            on_skipped=self._skipped.inc,
         )
         Gauge(
             "cycleguard_service_queue_spans",

@@ -20,10 +20,11 @@ from collections import deque
 from collections.abc import Callable
 
 from otel_cycleguard import conventions
+from otel_cycleguard._ratelog import RateLimitedLog
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard
-from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.service.sessions import Resolved, SessionResolver
 from otel_cycleguard.spans import SpanData
 
 __all__ = ["Ingestor", "ServiceSpanRef"]
@@ -54,6 +55,7 @@ class Ingestor:
         snapshot: Callable[[], None] | None = None,
         snapshot_interval_s: float | None = None,
         on_processed: Callable[[int], None] | None = None,
+        on_skipped: Callable[[], None] | None = None,
     ) -> None:
         if capacity_spans < 1:
             raise ValueError("capacity_spans must be >= 1")
@@ -69,7 +71,10 @@ class Ingestor:
         self._interval = snapshot_interval_s
         self._next_snapshot = time.monotonic() + (snapshot_interval_s or 0)
         self._on_processed = on_processed
+        self._on_skipped = on_skipped
+        self._skip_log = RateLimitedLog(logger, 60.0)
         self.processed = 0
+        self.skipped = 0  # spans accepted but skipped: reading or detecting on them raised
         self.accepted = 0
         self.refused = 0
         self._state_attribute = next(iter(guard.config.profiles.values())).state_hash.attribute
@@ -170,61 +175,84 @@ class Ingestor:
             logger.exception("cycleguard serve: periodic state snapshot failed")
 
     def process(self, spans: list[SpanData]) -> None:
-        """Resolve and detect on one request's spans (runs on the worker thread)."""
-        guard = self.guard
-        state_attribute = self._state_attribute
+        """Resolve and detect on one request's spans (runs on the worker thread).
+
+        Span by span: one that raises (a value nothing expected, a bug) is skipped, counted
+        and logged at most once a minute; its neighbours are processed as usual."""
         if len(spans) > 1:
             # An OTLP request groups spans by instrumentation scope (the client library's model
             # spans, then the agent's tool spans): back to the order they ended in, the agent's.
             spans = sorted(spans, key=_end_ns)
-        for r in self.resolver.resolve(spans):
-            span = r.span
-            if r.role == SpanRole.AGENT:
-                guard.end_session(r.session)  # breaks that held until the end count as successes
-                continue
-            attrs = span.attributes
-            ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
-            if r.role == SpanRole.TOOL:
-                call = conventions.tool_call_from(
-                    span.name,
-                    attrs,
-                    status_error=span.status_error,
-                    event_names=(e.name for e in span.events) if span.events else (),
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                    state_attribute=state_attribute,
-                )
-                self.derived.tool_span(r.session, attrs, call)
-                guard.observe_tool_call(
-                    r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
-                )
-            else:
-                events = [(e.name, e.attributes) for e in span.events]
-                for derived in self.derived.model_span(
-                    r.session,
-                    attrs,
-                    events,
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                ):  # the calls the previous turn asked for, now that their results are known
-                    guard.observe_tool_call(
-                        r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
-                    )
-                turn = conventions.model_turn_from(
-                    attrs,
-                    events=events,
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                    state_attribute=state_attribute,
-                    status_error=span.status_error,
-                    status_message=span.status_message,
-                )
-                guard.observe_model_turn(
-                    r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
-                )
+        skip = self._skip
+        for r in self.resolver.resolve(spans, skip):
+            try:
+                self._detect(r)
+            except Exception as exc:
+                skip(r.span, exc)
+
+    def _skip(self, span: SpanData, exc: Exception) -> None:
+        self.skipped += 1
+        if self._on_skipped is not None:
+            self._on_skipped()
+        self._skip_log.log(
+            "cycleguard serve: span %s (%r, trace %s) skipped, its neighbours were processed: "
+            "%s: %s (%d more skipped since the last line; cycleguard_service_spans_skipped_total)",
+            span.span_id,
+            span.name[:80],
+            span.trace_id,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+
+    def _detect(self, r: Resolved) -> None:
+        guard = self.guard
+        state_attribute = self._state_attribute
+        span = r.span
+        if r.role == SpanRole.AGENT:
+            guard.end_session(r.session)  # breaks that held until the end count as successes
+            return
+        attrs = span.attributes
+        ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
+        if r.role == SpanRole.TOOL:
+            call = conventions.tool_call_from(
+                span.name,
+                attrs,
+                status_error=span.status_error,
+                event_names=(e.name for e in span.events) if span.events else (),
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                span_id=span.span_id,
+                state_attribute=state_attribute,
+            )
+            self.derived.tool_span(r.session, attrs, call)
+            guard.observe_tool_call(
+                r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
+            )
+            return
+        events = [(e.name, e.attributes) for e in span.events]
+        for derived in self.derived.model_span(
+            r.session,
+            attrs,
+            events,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+            span_id=span.span_id,
+        ):  # the calls the previous turn asked for, now that their results are known
+            guard.observe_tool_call(
+                r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
+            )
+        turn = conventions.model_turn_from(
+            attrs,
+            events=events,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+            span_id=span.span_id,
+            state_attribute=state_attribute,
+            status_error=span.status_error,
+            status_message=span.status_message,
+        )
+        guard.observe_model_turn(r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref)
 
 
 def _end_ns(span: SpanData) -> int:
