@@ -330,7 +330,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             data = json.loads(body or b"null")
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # nested thousands deep
             self._status(400, "decision body is not valid JSON", JSON)
             return
         if not isinstance(data, dict):
