@@ -85,6 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--snapshot-interval", type=float, default=30.0, help="seconds between state snapshots"
     )
     parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=30.0,
+        help="seconds SIGTERM may spend processing what is queued before the final save",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR")
     )
 
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
             max_connections=args.max_connections,
             state_file=args.state_file or None,
             snapshot_interval_s=args.snapshot_interval if args.snapshot_interval > 0 else None,
+            drain_timeout_s=args.drain_timeout,
         )
     except (ConfigError, ValueError) as exc:
         print(f"cycleguard serve: {exc}", file=sys.stderr)
