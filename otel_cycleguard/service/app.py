@@ -52,7 +52,9 @@ class ServiceSettings:
     queue_spans: int = 200_000
     ready_high_water: float = 0.9
     retry_after_s: float = 2.0
-    max_connections: int = 64
+    max_connections: int = 64  # complete HTTP requests handled at once / concurrent RPCs
+    max_open_connections: int = 1024  # open HTTP connections (idle, reading, handled)
+    request_timeout_s: float = 30.0  # a whole HTTP request (head and body) from its first byte
     grpc_workers: int = 8
     state_file: str | None = ".cycleguard/service-state.json"
     snapshot_interval_s: float | None = 30.0
@@ -63,8 +65,10 @@ class ServiceSettings:
         for name in ("max_request_bytes", "max_decompressed_bytes", "queue_spans"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        if self.max_connections < 1 or self.grpc_workers < 1:
-            raise ValueError("max_connections and grpc_workers must be >= 1")
+        if self.max_connections < 1 or self.grpc_workers < 1 or self.max_open_connections < 1:
+            raise ValueError("max_connections, max_open_connections, grpc_workers must be >= 1")
+        if self.request_timeout_s <= 0:
+            raise ValueError("request_timeout_s must be > 0")
         if self.http_port is None and self.grpc_port is None:
             raise ValueError("enable at least one of OTLP/HTTP and OTLP/gRPC")
 
