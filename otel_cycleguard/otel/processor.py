@@ -455,6 +455,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._room = threading.Condition(threading.Lock())
         self._waiting = 0
         self._drainer = None
+        self._stalled = False
+        self._drop_log = RateLimitedLog(logger, 60.0)
         self._queue = deque()
         self.guard.after_fork()
         self.derived.after_fork()
