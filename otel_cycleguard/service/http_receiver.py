@@ -268,7 +268,7 @@ class _Connection(asyncio.Protocol):
         transport.write(response)
         if close or transport.get_write_buffer_size() > _MAX_UNSENT_BYTES:
             self.closed = True
-            transport.close()
+            _linger_close(transport)
             return
         if self.buf:
             self._phase(self.front.settings.request_timeout_s, _TIMEOUT)
@@ -306,7 +306,7 @@ class _Connection(asyncio.Protocol):
         if transport is not None:
             if answer is not None and not self.busy:
                 transport.write(answer)
-            transport.close()
+            _linger_close(transport)
         self._release()
 
     def _release(self) -> None:
@@ -322,6 +322,19 @@ class _Connection(asyncio.Protocol):
 
 
 _IDLE_TIMEOUT_S = 30.0  # a keep-alive connection with no request in flight
+_LINGER_S = 0.5
+
+
+def _linger_close(transport: asyncio.Transport) -> None:
+    """Close after the answer: send FIN, and read (and discard) a moment longer, so request
+    bytes still arriving do not turn the close into a reset that destroys the answer."""
+    if transport.is_closing():
+        return
+    if transport.can_write_eof():
+        transport.write_eof()
+        asyncio.get_running_loop().call_later(_LINGER_S, transport.close)
+    else:
+        transport.close()
 
 
 def _descriptor_room() -> int:

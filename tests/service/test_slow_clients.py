@@ -169,11 +169,13 @@ def test_a_request_must_arrive_whole_in_time_and_a_full_house_evicts_the_slowest
         wait_for(lambda: len(slow.closed_at) == 48, timeout=10)
     finally:
         slow.close()
-    deadline = [
-        t for i, t in slow.closed_at.items() if slow.answers.get(i, b"").startswith(b"HTTP/1.1 408")
-    ]
+    refused = {i for i, a in slow.answers.items() if a.startswith(b"HTTP/1.1 503")}
+    admitted = {i: t for i, t in slow.closed_at.items() if i not in refused}
+    got_408 = [i for i in admitted if slow.answers.get(i, b"").startswith(b"HTTP/1.1 408")]
     print(
-        f"\n{len(deadline)} slow requests got 408 at {min(deadline, default=0):.1f}-{max(deadline, default=0):.1f}s"
+        f"\n{len(refused)} refused or evicted (503), {len(admitted)} closed at "
+        f"{min(admitted.values()):.1f}-{max(admitted.values()):.1f}s, {len(got_408)} read the 408"
     )
-    assert deadline and all(2.5 <= t <= 5.0 for t in deadline)
+    assert len(admitted) >= 16 and got_408
+    assert all(2.5 <= t <= 6.0 for t in admitted.values())  # the deadline, not inactivity
     assert svc.stop() == 0
