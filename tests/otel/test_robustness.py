@@ -159,12 +159,18 @@ def test_map_and_array_values_in_every_key_are_read_not_raised(raise_internal, b
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("shapes")
     shapes = [{"name": "execute_tool"}, ({"a": 1}, "chat"), b"\x00", 2.5, True, ("TOOL",)]
+    shapes.append("[" * 50_000)  # JSON text nested past any parser's recursion limit
+    model_keys = ["gen_ai.input.messages", "llm.input_messages.0.message.content"]
     with tracer.start_as_current_span(
         "invoke_agent a", attributes=agent_attrs("a", **{"gen_ai.conversation.id": "shapes"})
     ):
         for shape in shapes:
-            for key in CONVENTION_KEYS:
+            for key in CONVENTION_KEYS + model_keys:
                 with tracer.start_as_current_span("execute_tool x", attributes={key: shape}):
+                    pass
+                with tracer.start_as_current_span(
+                    "chat m", attributes={"gen_ai.operation.name": "chat", key: shape}
+                ):
                     pass
             with tracer.start_as_current_span("execute_tool grep", attributes=genai_tool("grep")):
                 pass
