@@ -12,7 +12,6 @@ import socket
 
 import pytest
 
-from otel_cycleguard.analyze.otlp import MAX_VALUE_DEPTH
 from otel_cycleguard.service.convert import from_json
 from tests.service.conftest import wait_for
 
@@ -73,6 +72,8 @@ def _depth(value) -> int:
 
 
 def test_an_attribute_nested_deeper_than_the_limit_is_cut_at_it():
+    from otel_cycleguard.analyze.otlp import MAX_VALUE_DEPTH
+
     (span,) = from_json(document(nested_attribute(250))).spans
     cut = span.attributes["gen_ai.tool.call.arguments"]
     assert _depth(cut) == MAX_VALUE_DEPTH and "'x'" not in repr(cut)  # what is deeper: left out
