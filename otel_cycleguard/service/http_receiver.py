@@ -140,6 +140,7 @@ class _Front:
         self.budget = max(64 * 1024 * 1024, 16 * settings.max_request_bytes)
         self.evicted = 0
         self.timed_out = 0
+        self.lingering = 0  # closed sockets still reading for _LINGER_S
 
     def admit(self, conn: _Connection) -> bool:
         """Room for a new connection: evict the longest-waiting one at the cap."""
@@ -179,7 +180,7 @@ class _Connection(asyncio.Protocol):
         if not self.front.admit(self):
             self.closed = True
             transport.write(_BUSY)  # type: ignore[attr-defined]
-            transport.close()
+            _linger_close(transport, self.front)  # type: ignore[arg-type]
             return
         self.counted = True
         self._phase(self.front.settings.request_timeout_s, _TIMEOUT)
@@ -268,7 +269,7 @@ class _Connection(asyncio.Protocol):
         transport.write(response)
         if close or transport.get_write_buffer_size() > _MAX_UNSENT_BYTES:
             self.closed = True
-            _linger_close(transport)
+            _linger_close(transport, self.front)
             return
         if self.buf:
             self._phase(self.front.settings.request_timeout_s, _TIMEOUT)
@@ -306,7 +307,7 @@ class _Connection(asyncio.Protocol):
         if transport is not None:
             if answer is not None and not self.busy:
                 transport.write(answer)
-            _linger_close(transport)
+            _linger_close(transport, self.front)
         self._release()
 
     def _release(self) -> None:
@@ -325,16 +326,25 @@ _IDLE_TIMEOUT_S = 30.0  # a keep-alive connection with no request in flight
 _LINGER_S = 0.5
 
 
-def _linger_close(transport: asyncio.Transport) -> None:
+_MAX_LINGERING = 256  # sockets closing gracefully at once; past that, closed at once
+
+
+def _linger_close(transport: asyncio.Transport, front: _Front) -> None:
     """Close after the answer: send FIN, and read (and discard) a moment longer, so request
     bytes still arriving do not turn the close into a reset that destroys the answer."""
     if transport.is_closing():
         return
-    if transport.can_write_eof():
-        transport.write_eof()
-        asyncio.get_running_loop().call_later(_LINGER_S, transport.close)
-    else:
+    if not transport.can_write_eof() or front.lingering >= _MAX_LINGERING:
         transport.close()
+        return
+    transport.write_eof()
+    front.lingering += 1
+
+    def close() -> None:
+        front.lingering -= 1
+        transport.close()
+
+    asyncio.get_running_loop().call_later(_LINGER_S, close)
 
 
 def _descriptor_room() -> int:
