@@ -53,7 +53,13 @@ class ServiceProcess:
             target=lambda: [lines.put(x) for x in self.proc.stdout], daemon=True
         ).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
-        line = lines.get(timeout=20)
+        # Start-up imports the whole service (gRPC, protobuf); on a loaded 2-core machine that
+        # has taken over 20 s, so the wait is generous: it bounds a hang, it times nothing.
+        try:
+            line = lines.get(timeout=90)
+        except queue.Empty:
+            self.proc.kill()
+            raise AssertionError("cycleguard serve printed no 'listening' line in 90 s") from None
         assert "listening" in line, line
         for part in line.split():
             if part.startswith("otlp_http="):
