@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Signal
@@ -28,6 +28,7 @@ from otel_cycleguard.service.engine import ServiceEscalationEngine, ServicePendi
 from otel_cycleguard.service.ingest import Ingestor
 from otel_cycleguard.service.sessions import SessionResolver
 from otel_cycleguard.service.state import StateFile
+from otel_cycleguard.spans import SpanData
 
 __all__ = ["CycleGuardService", "ServiceSettings"]
 
@@ -298,6 +299,28 @@ class CycleGuardService:
             and queued < self.ingestor.capacity * self.settings.ready_high_water
         )
         return ready, detail
+
+    # -- the receivers' interface (service/intake.py) --------------------------------------
+
+    def offer(self, spans: list[SpanData]) -> bool:
+        return self.ingestor.offer(spans)
+
+    def queue_status(self) -> tuple[int, int]:
+        return self.ingestor.queued, self.ingestor.capacity
+
+    def metrics_text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def pending_requests(self) -> list[dict[str, Any]]:
+        return self.engine.pending_requests()
+
+    def recent_signals(self, session: str | None) -> list[dict[str, Any]]:
+        return self.recent.list(session)
+
+    def resolve_decision(self, request_id: str, decision: Any, message: Any) -> bool | None:
+        if self.pending is None:
+            return None
+        return self.pending.resolve(request_id, decision, message)
 
     def count_request(
         self, protocol: str, outcome: str, *, spans: int = 0, rejected: int = 0
