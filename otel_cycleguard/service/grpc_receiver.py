@@ -63,9 +63,7 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 svc.count_request("grpc", "unavailable")
                 context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
             svc.count_request("grpc", "throttled", spans=len(converted.spans))
-            message = (
-                "ingestion queue full ({} of {} spans)".format(*svc.queue_status())
-            )
+            message = "ingestion queue full ({} of {} spans)".format(*svc.queue_status())
             context.set_trailing_metadata(_retry_trailers(message, svc.settings.retry_after_s))
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
         svc.count_request(
