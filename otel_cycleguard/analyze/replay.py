@@ -61,7 +61,16 @@ from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.detect.records import ModelTurn, ToolCall
 from otel_cycleguard.detect.signals import Level, Signal
-from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.decisions import Decision, HumanDecision
+from otel_cycleguard.escalate.ladder import EscalationLadder
+from otel_cycleguard.escalate.policy import (
+    Action,
+    AskHuman,
+    ResetDimension,
+    Terminate,
+    decide,
+    on_decision,
+)
 from otel_cycleguard.escalate.progress import TerminationReason
 from otel_cycleguard.guard import CycleGuard
 from otel_cycleguard.pipeline import Scope, SpanPipeline, scope_of
@@ -138,6 +147,12 @@ class Replayer:
         )
         self.derived = self.pipeline.derived
         self.hitl: HitlMode = hitl
+        # The simulated human: always continues, or never answers (fail-closed).
+        self._human = (
+            HumanDecision(Decision.CONTINUE, detail="simulated: continue")
+            if hitl == "continue"
+            else HumanDecision(Decision.TIMEOUT, detail="simulated: nobody answered")
+        )
         self.keep_steps = keep_steps
         self.max_spans_in_flight = max_spans_in_flight
         self.idle_documents = idle_documents
@@ -400,31 +415,42 @@ class Replayer:
                 report.first_term_end_ns = span.end_ns
             if report.terminated_at is not None:
                 continue  # a later TERM on the call that terminated: recorded, not escalated
-            dimension = signal.dimension
-            stage = state.ladder.step_for(signal)
-            if stage is Stage.SELF_HEAL:
-                self._record(
-                    report, "self_heal", dimension.value, span, tool_index, turn_index, sequence
+            at = (tool_index, turn_index, sequence)
+            self._apply(state, signal, decide(signal, state.ladder), span, at)
+
+    def _apply(
+        self,
+        state: _SessionState,
+        signal: Signal,
+        actions: list[Action],
+        span: SpanData,
+        at: tuple[int | None, int | None, int],
+    ) -> None:
+        """Execute the policy's actions on the report: the simulated human answers at once."""
+        report = state.report
+        dimension = signal.dimension.value
+        for action in actions:
+            if isinstance(action, ResetDimension):
+                if action.self_heal:
+                    self._record(report, "self_heal", dimension, span, *at)
+                self.guard.reset(report.session, action.dimension)
+            elif isinstance(action, AskHuman):
+                self._record(report, "hitl", dimension, span, *at)
+                self._apply(
+                    state, signal, on_decision(signal, self._human, state.ladder), span, at
                 )
-                self.guard.reset(report.session, dimension)
-                continue
-            self._record(report, "hitl", dimension.value, span, tool_index, turn_index, sequence)
-            if self.hitl == "continue":
-                state.ladder.human_continued(dimension)
-                self.guard.reset(report.session, dimension)
-                continue
-            state.ladder.terminate()
-            self._record(
-                report, "terminate", dimension.value, span, tool_index, turn_index, sequence
-            )
-            report.terminated_at = TerminatedAt(
-                span_id=span.span_id,
-                tool_call_index=tool_index,
-                model_turn_index=turn_index,
-                reason=TerminationReason.for_dimension(dimension).value,
-                dimension=dimension.value,
-                sequence=sequence,
-            )
+            elif isinstance(action, Terminate):
+                self._record(report, "terminate", dimension, span, *at)
+                tool_index, turn_index, sequence = at
+                report.terminated_at = TerminatedAt(
+                    span_id=span.span_id,
+                    tool_call_index=tool_index,
+                    model_turn_index=turn_index,
+                    reason=TerminationReason.for_dimension(signal.dimension).value,
+                    dimension=dimension,
+                    sequence=sequence,
+                )
+            # QueueMessage, Resume: nobody to tell offline
 
     @staticmethod
     def _record(

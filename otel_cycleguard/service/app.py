@@ -19,12 +19,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Signal
+from otel_cycleguard.escalate.engine import EscalationEngine
 from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions, WebhookEscalator
 from otel_cycleguard.escalate.progress import DirectoryProgressStore, ProgressStore
 from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
 from otel_cycleguard.metrics import CycleGuardMetrics
 from otel_cycleguard.metrics_observer import MetricsObserver
-from otel_cycleguard.service.engine import ServiceEscalationEngine, ServicePendingDecisions
+from otel_cycleguard.service.engine import EscalationRecords
 from otel_cycleguard.service.ingest import Ingestor
 from otel_cycleguard.service.sessions import SessionResolver
 from otel_cycleguard.service.state import StateFile
@@ -154,28 +155,29 @@ class CycleGuardService:
         esc = self.config.escalation
         self.webhook_secret = self.settings.webhook_secret or esc.webhook_secret
         self.settings.webhook_secret = self.webhook_secret
-        self.pending: PendingDecisions | None = None
         if escalator is None and esc.webhook_url:
-            self.pending = ServicePendingDecisions(self.stopping)
+            self.escalations = EscalationRecords(self.stopping)
             escalator = WebhookEscalator(
                 esc.webhook_url,
                 secret=self.webhook_secret,
                 include_raw=esc.include_raw,
-                pending=self.pending,
+                pending=self.escalations.decisions,
                 timeout_s=self.settings.webhook_attempt_timeout_s,
             )
-        elif escalator is not None:
+            self.pending: PendingDecisions | None = self.escalations.decisions
+        else:
             pending = getattr(escalator, "pending", None)
             self.pending = pending if isinstance(pending, PendingDecisions) else None
+            self.escalations = EscalationRecords(self.stopping, self.pending)
         self.escalator = escalator
-        self.engine = ServiceEscalationEngine(
+        self.engine = EscalationEngine(
             self.guard,
             escalator=escalator,
             store=progress_store
             if progress_store is not None
             else DirectoryProgressStore(esc.progress_dir),
             metrics=self.metrics,
-            stopping=self.stopping,
+            journal=self.escalations,
         )
         self.guard.observers.append(self.engine)
         self.resolver = SessionResolver(
@@ -312,7 +314,7 @@ class CycleGuardService:
         return generate_latest(self.registry)
 
     def pending_requests(self) -> list[dict[str, Any]]:
-        return self.engine.pending_requests()
+        return self.escalations.pending_requests()
 
     def recent_signals(self, session: str | None) -> list[dict[str, Any]]:
         return self.recent.list(session)
@@ -361,7 +363,7 @@ class CycleGuardService:
             {
                 "sessions": self.guard.export_sessions(),
                 "traces": self.resolver.export_state(),
-                "escalation": self.engine.export_state(),
+                "escalation": self.escalations.export_state(self.engine),
             }
         )
 
@@ -373,7 +375,9 @@ class CycleGuardService:
             return
         sessions = self.guard.restore_sessions(data.get("sessions") or ())
         self.resolver.restore_state(data.get("traces") or ())
-        resumed = self.engine.restore_state(data.get("escalation") or {})
+        resumed = self.escalations.restore_state(
+            self.engine, self.guard, data.get("escalation") or {}
+        )
         self.metrics.set_sessions_active(len(self.guard))
         logger.info(
             "cycleguard serve: restored %d sessions and %d pending escalations from %s",
