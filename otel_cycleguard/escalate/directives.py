@@ -64,13 +64,15 @@ class Mailbox:
 class Mailboxes:
     """All sessions' mailboxes; thread-safe, bounded by ``max_sessions`` (LRU)."""
 
-    def __init__(self, max_sessions: int = 10_000) -> None:
+    def __init__(
+        self, max_sessions: int = 10_000, *, before_take: Callable[[], object] | None = None
+    ) -> None:
         self._boxes: OrderedDict[str, Mailbox] = OrderedDict()
         self._lock = threading.Lock()
         self._max = max_sessions
         self.enforcement_seen = False
         # Called at the start of every take(): the span processor's drain in background mode.
-        self.before_take: Callable[[], object] | None = None
+        self.before_take = before_take
 
     def get(self, session: str, *, create: bool = True) -> Mailbox | None:
         """A session's mailbox. Readers (``create=False``: enforcement points peeking at the

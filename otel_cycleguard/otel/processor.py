@@ -18,7 +18,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import baggage
 from opentelemetry.context import Context
@@ -34,6 +34,10 @@ from otel_cycleguard.guard import CycleGuard, Observer
 from otel_cycleguard.pipeline import SpanPipeline, scope_of
 from otel_cycleguard.span_scope import SpanScope, child_scope
 from otel_cycleguard.spans import SpanRef
+
+if TYPE_CHECKING:
+    from otel_cycleguard.escalate.engine import EscalationEngine
+    from otel_cycleguard.metrics import CycleGuardMetrics
 
 __all__ = ["CycleGuardSpanProcessor", "SpanRef"]
 
@@ -122,6 +126,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         background: bool = False,
         max_queue: int = 20_000,
         flush_interval_s: float = 0.05,
+        escalation: EscalationEngine | None = None,
+        metrics: CycleGuardMetrics | None = None,
     ) -> None:
         if guard is not None and config is not None:
             raise ValueError("pass either guard= or config=, not both")
@@ -164,8 +170,10 @@ class CycleGuardSpanProcessor(SpanProcessor):
             # Disabled (or, later, shut down): on_end becomes a no-op bound on the instance, so
             # the hot path carries no "am I active?" test.
             self.on_end = self._inactive_on_end  # type: ignore[method-assign]
-        self.escalation: Any = None  # the EscalationEngine, when installed with install()
-        self.metrics: Any = None
+        # The escalation engine (install() wires it; check() and the adapters reach it here)
+        # and the metrics that count dropped spans.
+        self.escalation = escalation
+        self.metrics = metrics
         _register_fork_handler(self)
         if background:
             self._start_worker()

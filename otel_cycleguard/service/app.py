@@ -17,14 +17,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
+from otel_cycleguard.compose import assemble, default_escalator
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Signal
-from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions, WebhookEscalator
-from otel_cycleguard.escalate.progress import DirectoryProgressStore, ProgressStore
-from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
+from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions
+from otel_cycleguard.escalate.progress import ProgressStore
+from otel_cycleguard.guard import Observer, SessionEntry
 from otel_cycleguard.metrics import CycleGuardMetrics
-from otel_cycleguard.metrics_observer import MetricsObserver
 from otel_cycleguard.service.engine import EscalationRecords
 from otel_cycleguard.service.ingest import Ingestor
 from otel_cycleguard.service.sessions import SessionResolver
@@ -148,38 +147,36 @@ class CycleGuardService:
             "processed.",
             registry=self.registry,
         )
-        self.guard = CycleGuard(self.config)
-        self.guard.observers.append(MetricsObserver(self.metrics, self.guard))
         self.recent = RecentSignals()
-        self.guard.observers.append(self.recent)
         esc = self.config.escalation
         self.webhook_secret = self.settings.webhook_secret or esc.webhook_secret
         self.settings.webhook_secret = self.webhook_secret
-        if escalator is None and esc.webhook_url:
+        self.pending: PendingDecisions | None  # where posted decisions go (None: nowhere)
+        if escalator is None:
+            # The webhook's decisions arrive at our decision endpoint: the journal's.
             self.escalations = EscalationRecords(self.stopping)
-            escalator = WebhookEscalator(
-                esc.webhook_url,
-                secret=self.webhook_secret,
-                include_raw=esc.include_raw,
+            escalator = default_escalator(
+                self.config,
                 pending=self.escalations.decisions,
                 timeout_s=self.settings.webhook_attempt_timeout_s,
+                secret=self.webhook_secret,
             )
-            self.pending: PendingDecisions | None = self.escalations.decisions
+            self.pending = self.escalations.decisions if escalator is not None else None
         else:
             pending = getattr(escalator, "pending", None)
             self.pending = pending if isinstance(pending, PendingDecisions) else None
             self.escalations = EscalationRecords(self.stopping, self.pending)
-        self.escalator = escalator
-        self.engine = EscalationEngine(
-            self.guard,
-            escalator=escalator,
-            store=progress_store
-            if progress_store is not None
-            else DirectoryProgressStore(esc.progress_dir),
+        assembly = assemble(
+            self.config,
+            observers=[self.recent],
             metrics=self.metrics,
+            escalator=escalator,
+            progress_store=progress_store,
             journal=self.escalations,
         )
-        self.guard.observers.append(self.engine)
+        self.escalator = escalator
+        self.guard = assembly.guard
+        self.engine = assembly.engine
         self.resolver = SessionResolver(
             self.config.delegating_tools, max_traces=max(self.config.max_sessions * 10, 1000)
         )
