@@ -14,11 +14,11 @@ import contextlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from cachetools import LRUCache
 from opentelemetry import context as otel_context
 
 from otel_cycleguard.config import EscalationConfig
@@ -117,13 +117,15 @@ class EscalationEngine(Observer):
             max_workers=max_workers, thread_name_prefix="cycleguard-hitl"
         )
         self._lock = threading.Lock()
-        self._ladders: OrderedDict[str, EscalationLadder] = OrderedDict()
-        self._checkpoints: OrderedDict[str, Any] = OrderedDict()
+        # Per session, bounded like the guard's table: the least recently used go first.
+        bound = max(1, guard.config.max_sessions)
+        self._ladders: LRUCache[str, EscalationLadder] = LRUCache(maxsize=bound)
+        self._checkpoints: LRUCache[str, Any] = LRUCache(maxsize=bound)
         # include_raw: the last call's (or turn's) short redacted preview, per session.
         self._include_raw = bool(
             self.config.include_raw or getattr(escalator, "include_raw", False)
         )
-        self._previews: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._previews: LRUCache[str, dict[str, Any]] = LRUCache(maxsize=bound)
         self._masker = Normalizer(
             guard.config.mask_patterns, mask_defaults=guard.config.mask_defaults
         )
@@ -194,9 +196,6 @@ class EscalationEngine(Observer):
     def _keep_preview(self, entry: SessionEntry, preview: dict[str, Any]) -> None:
         with self._lock:
             self._previews[entry.key] = preview
-            self._previews.move_to_end(entry.key)
-            while len(self._previews) > self.guard.config.max_sessions:
-                self._previews.popitem(last=False)
 
     def session_evicted(self, entry: SessionEntry, cause: str) -> None:
         with self._lock:
@@ -212,9 +211,6 @@ class EscalationEngine(Observer):
         """Register the payload saved with the progress if this session is terminated."""
         with self._lock:
             self._checkpoints[session] = payload
-            self._checkpoints.move_to_end(session)
-            while len(self._checkpoints) > self.guard.config.max_sessions:
-                self._checkpoints.popitem(last=False)
 
     def session_ended(self, entry: SessionEntry) -> None:
         """Observer hook: the session's root agent span ended (see :meth:`end_session`)."""
@@ -477,10 +473,6 @@ class EscalationEngine(Observer):
             ladder = self._ladders[session] = EscalationLadder(
                 break_window=self.config.break_window
             )
-            while len(self._ladders) > self.guard.config.max_sessions:
-                self._ladders.popitem(last=False)
-        else:
-            self._ladders.move_to_end(session)
         return ladder
 
     def _report_breaks(self, entry: SessionEntry, step: int | None) -> None:
