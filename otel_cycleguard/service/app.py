@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
@@ -27,51 +26,13 @@ from otel_cycleguard.metrics import CycleGuardMetrics
 from otel_cycleguard.service.engine import EscalationRecords
 from otel_cycleguard.service.ingest import Ingestor
 from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.service.settings import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT, ServiceSettings
 from otel_cycleguard.service.state import StateFile
 from otel_cycleguard.spans import SpanData
 
-__all__ = ["CycleGuardService", "ServiceSettings"]
+__all__ = ["DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "CycleGuardService", "ServiceSettings"]
 
 logger = logging.getLogger("otel_cycleguard.service")
-
-DEFAULT_HTTP_PORT = 14318
-DEFAULT_GRPC_PORT = 14317
-
-
-@dataclass
-class ServiceSettings:
-    """How the service listens and protects itself. Ports: 0 = any free port, None = off."""
-
-    host: str = "127.0.0.1"
-    http_port: int | None = DEFAULT_HTTP_PORT
-    grpc_port: int | None = DEFAULT_GRPC_PORT
-    token: str | None = None  # bearer token for ingestion (and /v1/signals)
-    decision_token: str | None = None  # bearer token for the decision endpoint
-    webhook_secret: str | None = None  # HMAC secret: signs webhooks, verifies decisions
-    max_request_bytes: int = 8 * 1024 * 1024  # as received (compressed)
-    max_decompressed_bytes: int = 32 * 1024 * 1024
-    queue_spans: int = 200_000
-    ready_high_water: float = 0.9
-    retry_after_s: float = 2.0
-    max_connections: int = 64  # complete HTTP requests handled at once / concurrent RPCs
-    max_open_connections: int = 1024  # open HTTP connections (idle, reading, handled)
-    request_timeout_s: float = 30.0  # a whole HTTP request (head and body) from its first byte
-    grpc_workers: int = 8
-    state_file: str | None = ".cycleguard/service-state.json"
-    snapshot_interval_s: float | None = 30.0
-    drain_timeout_s: float = 30.0
-    webhook_attempt_timeout_s: float = 10.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_request_bytes", "max_decompressed_bytes", "queue_spans"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
-        if self.max_connections < 1 or self.grpc_workers < 1 or self.max_open_connections < 1:
-            raise ValueError("max_connections, max_open_connections, grpc_workers must be >= 1")
-        if self.request_timeout_s <= 0:
-            raise ValueError("request_timeout_s must be > 0")
-        if self.http_port is None and self.grpc_port is None:
-            raise ValueError("enable at least one of OTLP/HTTP and OTLP/gRPC")
 
 
 class RecentSignals(Observer):
@@ -150,7 +111,8 @@ class CycleGuardService:
         self.recent = RecentSignals()
         esc = self.config.escalation
         self.webhook_secret = self.settings.webhook_secret or esc.webhook_secret
-        self.settings.webhook_secret = self.webhook_secret
+        if self.webhook_secret != self.settings.webhook_secret:  # the config's, for the routes
+            self.settings = self.settings.model_copy(update={"webhook_secret": self.webhook_secret})
         self.pending: PendingDecisions | None  # where posted decisions go (None: nowhere)
         if escalator is None:
             # The webhook's decisions arrive at our decision endpoint: the journal's.
