@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 from otel_cycleguard.analyze import TraceReader, analyze_paths
-from otel_cycleguard.analyze._json import PARSER, loads
 from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.wire._json import PARSER, loads
 
 BENCH_DIR = Path("/tmp/cycleguard-bench")
 TARGET_RATE = 100_000

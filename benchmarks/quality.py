@@ -63,7 +63,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from otel_cycleguard import conventions  # noqa: E402
-from otel_cycleguard.analyze._json import loads  # noqa: E402
 from otel_cycleguard.analyze.formats import document_spans  # noqa: E402
 from otel_cycleguard.analyze.replay import Replayer  # noqa: E402
 from otel_cycleguard.config import CycleGuardConfig, load_config  # noqa: E402
@@ -71,6 +70,7 @@ from otel_cycleguard.conventions import SpanRole  # noqa: E402
 from otel_cycleguard.detect.categories import ACTION, Categorizer, edits_files  # noqa: E402
 from otel_cycleguard.detect.normalize import canonical_json  # noqa: E402
 from otel_cycleguard.spans import SpanData  # noqa: E402
+from otel_cycleguard.wire._json import loads  # noqa: E402
 
 # ``../shared/corpus`` beside the repository (where the issue puts it), else this workplace's.
 DEFAULT_CORPUS = next(

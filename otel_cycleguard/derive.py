@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from cachetools import LRUCache
 
 from otel_cycleguard.detect.normalize import canonical_json
 from otel_cycleguard.detect.records import ToolCall
@@ -77,24 +78,17 @@ class DerivedCalls:
     """
 
     def __init__(self, max_sessions: int = 10_000) -> None:
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._max_sessions = max(1, max_sessions)
+        self._sessions: LRUCache[str, _Session] = LRUCache(maxsize=max(1, max_sessions))
         self._lock = threading.Lock()  # the processor's on_end may run on many threads
         self.notes: dict[str, int] = {}
         self.emitted = 0  # derived calls handed to the detector
         self.covered = 0  # derived calls dropped: a real tool span described the same call
 
     def _session(self, key: str, create: bool) -> _Session | None:
-        sessions = self._sessions
-        state = sessions.get(key)
-        if state is not None:
-            sessions.move_to_end(key)
-            return state
-        if not create:
-            return None
-        state = sessions[key] = _Session()
-        if len(sessions) > self._max_sessions:
-            sessions.popitem(last=False)
+        """The session's state (a use: least recently used sessions are dropped first)."""
+        state = self._sessions.get(key)
+        if state is None and create:
+            state = self._sessions[key] = _Session()
         return state
 
     def tool_span(self, session: str, attributes: Mapping[str, Any], call: ToolCall) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SpanData", "SpanEvent"]
+__all__ = ["SpanData", "SpanEvent", "SpanRef"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +44,25 @@ class SpanData:
     status_error: bool = False
     status_message: str | None = None
     resource: Mapping[str, Any] = field(default_factory=dict)
+
+
+class SpanRef:
+    """Identifies the span a signal fired on: ids (hex) and end time, for every span source.
+
+    ``span_context`` is the OpenTelemetry ``SpanContext`` when the span came from this
+    process's SDK (the annotator parents its signal span on it), else None: the offline
+    replay and the OTLP service cannot annotate a span that was already exported.
+    """
+
+    __slots__ = ("end_ns", "span_context", "span_id_hex", "trace_id_hex")
+
+    def __init__(
+        self, trace_id_hex: str, span_id_hex: str, end_ns: int, span_context: Any = None
+    ) -> None:
+        self.trace_id_hex = trace_id_hex
+        self.span_id_hex = span_id_hex
+        self.end_ns = end_ns
+        self.span_context = span_context
+
+    def __repr__(self) -> str:
+        return f"SpanRef(trace={self.trace_id_hex}, span={self.span_id_hex}, end={self.end_ns})"

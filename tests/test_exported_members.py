@@ -19,15 +19,27 @@ SUBPACKAGES = sorted(
 
 
 def test_root_all_is_exactly_the_public_api():
-    """`otel_cycleguard.__all__` names every public member and no module or private helper."""
+    """`otel_cycleguard.__all__` names every public member and no module or private helper.
+
+    The root imports lazily, so its public members are what ``dir()`` lists; each resolves to a
+    class, function or the version, never a module."""
     exported = set(otel_cycleguard.__all__)
     public = {
         name
-        for name, value in vars(otel_cycleguard).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(otel_cycleguard)
+        if not name.startswith("_")
+        and not isinstance(getattr(otel_cycleguard, name), types.ModuleType)
     }
-    assert exported - {"__version__"} == public
+    assert exported - {"__version__"} == public - {"annotations", "TYPE_CHECKING"}
+    for name in exported:
+        assert not isinstance(getattr(otel_cycleguard, name), types.ModuleType), name
     assert len(otel_cycleguard.__all__) == len(exported), "duplicates in __all__"
+
+
+def test_root_refuses_an_unknown_name():
+    """A name the root does not export raises AttributeError, as for any module."""
+    with pytest.raises(AttributeError):
+        otel_cycleguard.not_a_member  # noqa: B018
 
 
 @pytest.mark.parametrize("name", otel_cycleguard.__all__)
@@ -54,9 +66,9 @@ def test_subpackage_all_is_importable_and_complete(package):
         assert hasattr(module, name), f"{package}.__all__ names missing {name!r}"
     public = {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(module)  # lazy packages list their exports in __dir__
+        if not name.startswith("_") and not isinstance(getattr(module, name), types.ModuleType)
     }
-    assert set(module.__all__) >= public - {"annotations"}, (
+    assert set(module.__all__) >= public - {"annotations", "TYPE_CHECKING"}, (
         f"{package}: public names not in __all__"
     )

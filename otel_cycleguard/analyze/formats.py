@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_cycleguard.analyze.jaeger import spans_from_jaeger_traces
-from otel_cycleguard.analyze.otlp import spans_from_resource_spans
 from otel_cycleguard.spans import SpanData
+from otel_cycleguard.wire.otlp_json import spans_from_resource_spans
 
 __all__ = ["DocumentSpans", "describe_shape", "document_spans"]
 

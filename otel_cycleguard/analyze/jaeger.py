@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from otel_cycleguard.analyze.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, hex_id
 from otel_cycleguard.analyze.problems import BadSpan
 from otel_cycleguard.spans import SpanData, SpanEvent
+from otel_cycleguard.wire.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, hex_id
 
 __all__ = ["span_from_jaeger", "spans_from_jaeger_traces"]
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from otel_cycleguard.wire.ids import BadSpan
+
 __all__ = [
     "READABLE_FORMATS",
     "BadSpan",
@@ -76,7 +78,3 @@ class UnknownFormatError(InputError):
             f"not a trace format cycleguard can read ({detail}). Readable formats: {formats}",
         )
         self.detail = detail
-
-
-class BadSpan(ValueError):
-    """Raised by a span converter for a span it must skip; the message is the reason."""

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-from otel_cycleguard.analyze._json import loads
 from otel_cycleguard.analyze.formats import DocumentSpans, describe_shape, document_spans
 from otel_cycleguard.analyze.problems import (
     InputError,
@@ -35,6 +34,7 @@ from otel_cycleguard.analyze.problems import (
 )
 from otel_cycleguard.analyze.sources import Source, expand_sources, open_source
 from otel_cycleguard.spans import SpanData
+from otel_cycleguard.wire._json import loads
 
 __all__ = ["OnSkip", "TraceReader", "read_spans"]
 

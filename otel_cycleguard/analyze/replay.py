@@ -59,12 +59,21 @@ from otel_cycleguard.analyze.report import (
 )
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import SpanRole
-from otel_cycleguard.derive import DerivedCalls
-from otel_cycleguard.detect.records import ToolCall
+from otel_cycleguard.detect.records import ModelTurn, ToolCall
 from otel_cycleguard.detect.signals import Level, Signal
-from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.decisions import Decision, HumanDecision
+from otel_cycleguard.escalate.ladder import EscalationLadder
+from otel_cycleguard.escalate.policy import (
+    Action,
+    AskHuman,
+    ResetDimension,
+    Terminate,
+    decide,
+    on_decision,
+)
 from otel_cycleguard.escalate.progress import TerminationReason
 from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.pipeline import Scope, SpanPipeline, scope_of
 from otel_cycleguard.span_scope import SpanScope, child_scope
 from otel_cycleguard.spans import SpanData
 
@@ -131,17 +140,27 @@ class Replayer:
         # A constant clock: sessions never expire by idle time during a replay (the LRU bound
         # on max_sessions still holds).
         self.guard = CycleGuard(self.config, clock=lambda: 0.0)
-        # Tool calls read from model spans, deduplicated against tool spans, as live.
-        self.derived = DerivedCalls(self.config.max_sessions)
+        # classify → derive → record → guard, as live; a terminated session is no longer
+        # detected on, and each record goes to the report being built.
+        self.pipeline = SpanPipeline(
+            self.guard, detecting=self._detecting, on_record=self._record_step
+        )
+        self.derived = self.pipeline.derived
         self.hitl: HitlMode = hitl
+        # The simulated human: always continues, or never answers (fail-closed).
+        self._human = (
+            HumanDecision(Decision.CONTINUE, detail="simulated: continue")
+            if hitl == "continue"
+            else HumanDecision(Decision.TIMEOUT, detail="simulated: nobody answered")
+        )
         self.keep_steps = keep_steps
         self.max_spans_in_flight = max_spans_in_flight
         self.idle_documents = idle_documents
         self._part, self._parts = part
         self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
-        self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
         self._break_window = self.config.escalation.break_window
         self._traces: dict[str, _Trace] = {}
+        self._trace_id = ""  # the trace being replayed (the report lists a session's traces)
         self._in_flight = 0
         self._document = 0
         self._sessions: dict[str, _SessionState] = {}
@@ -234,22 +253,14 @@ class Replayer:
         if not work:
             return
         work.sort()  # by start, then input order: ``order`` is unique, so no span is compared
+        process = self.pipeline.process
         for _start, _order, role, span in work:
-            info = infos.get(span.span_id)
-            attrs = span.attributes
-            session = (info.session if info is not None else None) or conventions.session_hint(
-                attrs
-            )
-            if session is None:
-                session = trace_id
-            if self._parts > 1 and session_part(session, self._parts) != self._part:
-                self._others.add(session)
+            scope = scope_of(infos.get(span.span_id), span.attributes, trace_id)
+            if self._parts > 1 and session_part(scope.session, self._parts) != self._part:
+                self._others.add(scope.session)
                 continue  # another process replays this session
-            if info is not None:
-                agent, subagent = info.agent, info.subagent
-            else:
-                agent, subagent = conventions.agent_name("", attrs), False
-            self._observe(session, trace_id, role, span, agent, subagent)
+            self._trace_id = trace_id
+            process(span, scope, None, role)
 
     def _resolve(
         self,
@@ -326,98 +337,37 @@ class Replayer:
             state.report.agent = agent
         return state
 
-    def _observe(
-        self,
-        session: str,
-        trace_id: str,
-        role: str,
-        span: SpanData,
-        agent: str | None,
-        subagent: bool,
-    ) -> None:
-        if role == _MODEL:  # first the calls the previous turn asked for (results known now)
-            events = (
-                [(event.name, event.attributes) for event in span.events] if span.events else []
-            )
-            for call in self.derived.model_span(
-                session,
-                span.attributes,
-                events,
-                start_ns=span.start_ns,
-                end_ns=span.end_ns,
-                span_id=span.span_id,
-            ):
-                self._observe_one(session, trace_id, _TOOL, span, agent, subagent, call)
-        self._observe_one(session, trace_id, role, span, agent, subagent, None)
+    def _detecting(self, session: str) -> bool:
+        """A terminated run is no longer detected on: the live run would have stopped."""
+        state = self._sessions.get(session)
+        return state is None or state.report.terminated_at is None
 
-    def _observe_one(
+    def _record_step(
         self,
-        session: str,
-        trace_id: str,
         role: str,
-        span: SpanData,
-        agent: str | None,
-        subagent: bool,
-        derived: ToolCall | None,
+        span: Any,
+        scope: Scope,
+        record: ToolCall | ModelTurn | None,
+        tool: str | None,
+        signals: list[Signal],
     ) -> None:
-        state = self._state(session, trace_id, agent, subagent, span.start_ns)
+        """One record the pipeline read (after the guard): counts, steps, waste, escalation."""
+        session = scope.session
+        state = self._state(session, self._trace_id, scope.agent, scope.subagent, span.start_ns)
         report = state.report
         if span.end_ns > report.last_end_ns:
             report.last_end_ns = span.end_ns
         sequence = report.tool_calls + report.model_turns
-        stopped = report.terminated_at is not None
         if role == _TOOL:
             index = report.tool_calls
             report.tool_calls += 1
             tokens = 0
-            if derived is not None:
-                call = derived
-                tool = call.tool
-                if not stopped:
-                    signals = self.guard.observe_tool_call(
-                        session, call, agent=agent, subagent=subagent
-                    )
-            elif stopped and not self.derived.pending(session):
-                tool = conventions.tool_name(span.name, span.attributes)
-            else:
-                call = conventions.tool_call_from(
-                    span.name,
-                    span.attributes,
-                    status_error=span.status_error,
-                    event_names=[event.name for event in span.events] if span.events else (),
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                    state_attribute=self._state_attribute,
-                )
-                tool = call.tool
-                self.derived.tool_span(session, span.attributes, call)
-                if not stopped:
-                    signals = self.guard.observe_tool_call(
-                        session, call, agent=agent, subagent=subagent
-                    )
             tool_index, turn_index = index, None
         else:
             index = report.model_turns
             report.model_turns += 1
-            tool = None
-            turn = conventions.model_turn_from(
-                span.attributes,
-                events=[(event.name, event.attributes) for event in span.events]
-                if span.events
-                else (),
-                start_ns=span.start_ns,
-                end_ns=span.end_ns,
-                span_id=span.span_id,
-                state_attribute=self._state_attribute,
-                status_error=span.status_error,
-                status_message=span.status_message,
-            )
-            tokens = _tokens(turn.input_tokens) + _tokens(turn.output_tokens)
-            if not stopped:
-                signals = self.guard.observe_model_turn(
-                    session, turn, agent=agent, subagent=subagent
-                )
+            assert isinstance(record, ModelTurn)
+            tokens = _tokens(record.input_tokens) + _tokens(record.output_tokens)
             tool_index, turn_index = None, index
         if self.keep_steps:
             report.steps.append(Step(tool, span.start_ns, span.end_ns, span.status_error))
@@ -426,7 +376,7 @@ class Replayer:
             if role == _TOOL:
                 wasted.tool_calls += 1
             wasted.tokens += tokens
-        if stopped or not signals:
+        if not signals:
             return
         self._escalate(state, span, signals, sequence, tool_index, turn_index)
 
@@ -465,31 +415,42 @@ class Replayer:
                 report.first_term_end_ns = span.end_ns
             if report.terminated_at is not None:
                 continue  # a later TERM on the call that terminated: recorded, not escalated
-            dimension = signal.dimension
-            stage = state.ladder.step_for(signal)
-            if stage is Stage.SELF_HEAL:
-                self._record(
-                    report, "self_heal", dimension.value, span, tool_index, turn_index, sequence
+            at = (tool_index, turn_index, sequence)
+            self._apply(state, signal, decide(signal, state.ladder), span, at)
+
+    def _apply(
+        self,
+        state: _SessionState,
+        signal: Signal,
+        actions: list[Action],
+        span: SpanData,
+        at: tuple[int | None, int | None, int],
+    ) -> None:
+        """Execute the policy's actions on the report: the simulated human answers at once."""
+        report = state.report
+        dimension = signal.dimension.value
+        for action in actions:
+            if isinstance(action, ResetDimension):
+                if action.self_heal:
+                    self._record(report, "self_heal", dimension, span, *at)
+                self.guard.reset(report.session, action.dimension)
+            elif isinstance(action, AskHuman):
+                self._record(report, "hitl", dimension, span, *at)
+                self._apply(
+                    state, signal, on_decision(signal, self._human, state.ladder), span, at
                 )
-                self.guard.reset(report.session, dimension)
-                continue
-            self._record(report, "hitl", dimension.value, span, tool_index, turn_index, sequence)
-            if self.hitl == "continue":
-                state.ladder.human_continued(dimension)
-                self.guard.reset(report.session, dimension)
-                continue
-            state.ladder.terminate()
-            self._record(
-                report, "terminate", dimension.value, span, tool_index, turn_index, sequence
-            )
-            report.terminated_at = TerminatedAt(
-                span_id=span.span_id,
-                tool_call_index=tool_index,
-                model_turn_index=turn_index,
-                reason=TerminationReason.for_dimension(dimension).value,
-                dimension=dimension.value,
-                sequence=sequence,
-            )
+            elif isinstance(action, Terminate):
+                self._record(report, "terminate", dimension, span, *at)
+                tool_index, turn_index, sequence = at
+                report.terminated_at = TerminatedAt(
+                    span_id=span.span_id,
+                    tool_call_index=tool_index,
+                    model_turn_index=turn_index,
+                    reason=TerminationReason.for_dimension(signal.dimension).value,
+                    dimension=dimension,
+                    sequence=sequence,
+                )
+            # QueueMessage, Resume: nobody to tell offline
 
     @staticmethod
     def _record(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
+
+from cachetools import LRUCache
 
 __all__ = ["CycleTerminated", "Directive", "Mailbox", "Mailboxes"]
 
@@ -64,13 +65,14 @@ class Mailbox:
 class Mailboxes:
     """All sessions' mailboxes; thread-safe, bounded by ``max_sessions`` (LRU)."""
 
-    def __init__(self, max_sessions: int = 10_000) -> None:
-        self._boxes: OrderedDict[str, Mailbox] = OrderedDict()
+    def __init__(
+        self, max_sessions: int = 10_000, *, before_take: Callable[[], object] | None = None
+    ) -> None:
+        self._boxes: LRUCache[str, Mailbox] = LRUCache(maxsize=max(1, max_sessions))
         self._lock = threading.Lock()
-        self._max = max_sessions
         self.enforcement_seen = False
         # Called at the start of every take(): the span processor's drain in background mode.
-        self.before_take: Callable[[], object] | None = None
+        self.before_take = before_take
 
     def get(self, session: str, *, create: bool = True) -> Mailbox | None:
         """A session's mailbox. Readers (``create=False``: enforcement points peeking at the
@@ -78,15 +80,9 @@ class Mailboxes:
         if not create and self.before_take is not None:
             self.before_take()
         with self._lock:
-            box = self._boxes.get(session)
-            if box is not None:
-                self._boxes.move_to_end(session)
-                return box
-            if not create:
-                return None
-            while len(self._boxes) >= self._max:
-                self._boxes.popitem(last=False)
-            box = self._boxes[session] = Mailbox(session)
+            box = self._boxes.get(session)  # a use: the least recently used box goes first
+            if box is None and create:
+                box = self._boxes[session] = Mailbox(session)
             return box
 
     def post(self, session: str, directive: Directive) -> None:

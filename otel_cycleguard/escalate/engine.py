@@ -14,11 +14,11 @@ import contextlib
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from cachetools import LRUCache
 from opentelemetry import context as otel_context
 
 from otel_cycleguard.config import EscalationConfig
@@ -26,7 +26,20 @@ from otel_cycleguard.detect import Level, ModelTurn, Signal, ToolCall
 from otel_cycleguard.detect.normalize import Normalizer
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive, Mailboxes
 from otel_cycleguard.escalate.hitl import Decision, EscalationRequest, Escalator, HumanDecision
-from otel_cycleguard.escalate.ladder import EscalationLadder, Stage
+from otel_cycleguard.escalate.journal import EscalationJournal
+from otel_cycleguard.escalate.ladder import EscalationLadder
+from otel_cycleguard.escalate.policy import (
+    Action,
+    AskHuman,
+    QueueMessage,
+    ResetDimension,
+    Resume,
+    Terminate,
+    Warn,
+    corrective_message,
+    decide,
+    on_decision,
+)
 from otel_cycleguard.escalate.preview import preview_call, preview_turn
 from otel_cycleguard.escalate.progress import (
     DirectoryProgressStore,
@@ -40,12 +53,6 @@ __all__ = ["EscalationEngine", "corrective_message"]
 
 logger = logging.getLogger("otel_cycleguard.escalation")
 
-_STRATEGY_TEXT = {
-    "change_arguments_or_tool": "Try different arguments or a different tool",
-    "force_execution_or_clarify": "Stop deliberating: act on what you know, or ask the user a "
-    "clarifying question",
-    "reset_context_or_rollback": "Step back to the last state that worked and take another route",
-}
 _SUPPRESS_KEY = getattr(otel_context, "_SUPPRESS_INSTRUMENTATION_KEY", None)
 # The engine's own deadline watchdog fires this long after the escalation deadline, so an
 # escalator that honours its deadline reports first; the mailbox waits 1 s past the deadline.
@@ -65,22 +72,6 @@ def _instrumentation_suppressed() -> Iterator[None]:
             otel_context.detach(token)
 
 
-def corrective_message(signal: Signal) -> str:
-    """The system message a self-heal injects: what repeated, and a way out."""
-    strategy = _STRATEGY_TEXT.get(signal.break_strategy.value, "Try a different approach")
-    return (
-        f"[cycleguard] You appear to be stuck in a loop: {signal.explanation}. Repeating it will "
-        f"not produce new information. {strategy}, or say clearly that you cannot complete the "
-        "task and why."
-    )
-
-
-def _hint_message(signal: Signal) -> str:
-    return (
-        f"[cycleguard] Note: {signal.explanation}. Consider whether this is still making progress."
-    )
-
-
 class EscalationEngine(Observer):
     """Runs the protocol for every session a :class:`CycleGuard` sees.
 
@@ -93,6 +84,11 @@ class EscalationEngine(Observer):
     no decision was applied by then, whatever the escalator does, and an escalation waits for
     no other session's (each is asked on its own worker, up to ``max_workers`` at once; the
     sessions asking are bounded by ``max_sessions``).
+
+    What to do is decided by the pure policy (``policy.py``); this class executes its actions.
+    ``journal`` (the OTLP service's) records open escalations so that they survive a restart,
+    and may leave them pending when the service stops; every executor goes through the same
+    watchdog.
     """
 
     def __init__(
@@ -105,6 +101,7 @@ class EscalationEngine(Observer):
         metrics: Any = None,
         mailboxes: Mailboxes | None = None,
         max_workers: int = 256,
+        journal: EscalationJournal | None = None,
     ) -> None:
         self.guard = guard
         self.config = config if config is not None else guard.config.escalation
@@ -120,41 +117,68 @@ class EscalationEngine(Observer):
             max_workers=max_workers, thread_name_prefix="cycleguard-hitl"
         )
         self._lock = threading.Lock()
-        self._ladders: OrderedDict[str, EscalationLadder] = OrderedDict()
-        self._checkpoints: OrderedDict[str, Any] = OrderedDict()
+        # Per session, bounded like the guard's table: the least recently used go first.
+        bound = max(1, guard.config.max_sessions)
+        self._ladders: LRUCache[str, EscalationLadder] = LRUCache(maxsize=bound)
+        self._checkpoints: LRUCache[str, Any] = LRUCache(maxsize=bound)
         # include_raw: the last call's (or turn's) short redacted preview, per session.
         self._include_raw = bool(
             self.config.include_raw or getattr(escalator, "include_raw", False)
         )
-        self._previews: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._previews: LRUCache[str, dict[str, Any]] = LRUCache(maxsize=bound)
         self._masker = Normalizer(
             guard.config.mask_patterns, mask_defaults=guard.config.mask_defaults
         )
         self._pending: dict[str, str] = {}  # session -> request id
+        self._watchdogs: dict[str, threading.Timer] = {}  # request id -> its deadline timer
+        self.journal = journal
         self._observe_only_logged = False
         self.terminations: list[tuple[str, str | None]] = []  # (session, progress ref), bounded
 
     # -- Observer ---------------------------------------------------------------------------
 
     def signals(self, entry: SessionEntry, signals: list[Signal], span_ref: Any) -> None:
+        can_ask = self.escalator is not None
+        soft_hint = self.config.soft_hint_on_warn
         for signal in signals:
             if signal.level is Level.WARN:
-                self._log("warn", signal)
-                if self.config.soft_hint_on_warn:
-                    self.mailboxes.post(
-                        signal.session,
-                        Directive("system", _hint_message(signal), signal.dimension.value),
+                actions = decide(signal, None, soft_hint=soft_hint)
+            else:
+                with self._lock:
+                    actions = decide(
+                        signal,
+                        self._ladder(signal.session),
+                        can_ask=can_ask,
+                        asking=signal.session in self._pending,
                     )
-                continue
-            with self._lock:
-                ladder = self._ladder(signal.session)
-                stage = ladder.step_for(signal)
-                already_asking = signal.session in self._pending
-            if stage is Stage.SELF_HEAL:
-                self._self_heal(entry, signal)
-            elif stage is Stage.HITL and not already_asking:
-                self._ask_human(entry, signal)
+            self._execute(entry, actions)
         self._report_breaks(entry, signals[-1].step)
+
+    def _execute(self, entry: SessionEntry, actions: list[Action]) -> None:
+        """Carry out the policy's actions, in order."""
+        for action in actions:
+            if isinstance(action, Warn):
+                self._log("warn", action.signal)
+            elif isinstance(action, QueueMessage):
+                self.mailboxes.post(
+                    action.session, Directive(action.role, action.text, action.dimension)
+                )
+            elif isinstance(action, ResetDimension):
+                self.guard.reset(action.session, action.dimension)
+                if action.self_heal:
+                    self._self_healed(entry, action.signal)
+            elif isinstance(action, AskHuman):
+                self._ask_human(entry, action.signal)
+            elif isinstance(action, Resume):
+                self.mailboxes.resume(action.session)
+            elif isinstance(action, Terminate):
+                if action.hitl_decision == "none":
+                    # Nobody to ask: fail closed at once. Not counted as a human escalation or
+                    # a decision, so human_escalation_rate only reflects questions really asked.
+                    self._log("hitl", action.signal, escalator="none")
+                self._terminate(
+                    entry, action.signal, action.decision, hitl_decision=action.hitl_decision
+                )
 
     def tool_call(self, entry: SessionEntry, call: ToolCall) -> None:
         if self._include_raw:
@@ -172,9 +196,6 @@ class EscalationEngine(Observer):
     def _keep_preview(self, entry: SessionEntry, preview: dict[str, Any]) -> None:
         with self._lock:
             self._previews[entry.key] = preview
-            self._previews.move_to_end(entry.key)
-            while len(self._previews) > self.guard.config.max_sessions:
-                self._previews.popitem(last=False)
 
     def session_evicted(self, entry: SessionEntry, cause: str) -> None:
         with self._lock:
@@ -190,9 +211,6 @@ class EscalationEngine(Observer):
         """Register the payload saved with the progress if this session is terminated."""
         with self._lock:
             self._checkpoints[session] = payload
-            self._checkpoints.move_to_end(session)
-            while len(self._checkpoints) > self.guard.config.max_sessions:
-                self._checkpoints.popitem(last=False)
 
     def session_ended(self, entry: SessionEntry) -> None:
         """Observer hook: the session's root agent span ended (see :meth:`end_session`)."""
@@ -213,16 +231,33 @@ class EscalationEngine(Observer):
                 self._metric("break_succeeded", agent, dimension.value)
 
     def shutdown(self, wait: bool = True) -> None:
-        """Stop the worker threads (pending questions run to their deadline when ``wait``)."""
+        """Stop the worker threads (pending questions run to their deadline when ``wait``).
+
+        When the journal leaves escalations pending (the service stopping), their watchdogs
+        are stopped too: they are resumed, with their deadline, after the restart."""
         self._executor.shutdown(wait=wait, cancel_futures=not wait)
+        if self._leaving_pending():
+            with self._lock:
+                watchdogs = list(self._watchdogs.values())
+                self._watchdogs.clear()
+            for watchdog in watchdogs:
+                watchdog.cancel()
+
+    # -- the service's persistence (through the journal) -------------------------------------
+
+    def ladders(self) -> dict[str, EscalationLadder]:
+        """A copy of the sessions' ladders (to save; the caller holds no engine lock)."""
+        with self._lock:
+            return dict(self._ladders)
+
+    def restore_ladders(self, ladders: dict[str, EscalationLadder]) -> None:
+        with self._lock:
+            self._ladders.update(ladders)
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _self_heal(self, entry: SessionEntry, signal: Signal) -> None:
-        self.mailboxes.post(
-            signal.session, Directive("system", corrective_message(signal), signal.dimension.value)
-        )
-        self.guard.reset(signal.session, signal.dimension)
+    def _self_healed(self, entry: SessionEntry, signal: Signal) -> None:
+        """After a self-heal's message and reset: count it, log it, say if nobody enforces."""
         self._metric("self_heal", entry.agent, signal.dimension.value)
         self._log("self_heal", signal)
         if not self.mailboxes.enforcement_seen and not self._observe_only_logged:
@@ -235,38 +270,48 @@ class EscalationEngine(Observer):
             )
 
     def _ask_human(self, entry: SessionEntry, signal: Signal) -> None:
-        if self.escalator is None:
-            # Nobody to ask: fail closed at once. Not counted as a human escalation or a
-            # decision, so human_escalation_rate only reflects questions really asked.
-            self._log("hitl", signal, escalator="none")
-            self._terminate(
-                entry,
-                signal,
-                HumanDecision(
-                    Decision.TIMEOUT, detail="no escalator configured: nobody can answer"
-                ),
-                hitl_decision="none",
-            )
-            return
         with self._lock:
             preview = self._previews.get(signal.session) if self._include_raw else None
         request = EscalationRequest.from_signal(
             signal, timeout_s=self.config.hitl_timeout_s, raw_preview=preview
         )
+        if self.journal is not None:
+            self.journal.started(request, signal)
+        self._open(entry, signal, request, "hitl")
+        self._metric("human_escalation", entry.agent, signal.dimension.value)
+
+    def resume_escalation(
+        self, entry: SessionEntry, signal: Signal, request: EscalationRequest
+    ) -> None:
+        """Re-open an escalation saved before a restart (the journal holds its record)."""
+        self._open(entry, signal, request, "hitl_resumed", resume=True)
+
+    def _open(
+        self,
+        entry: SessionEntry,
+        signal: Signal,
+        request: EscalationRequest,
+        step: str,
+        *,
+        resume: bool = False,
+    ) -> None:
+        """Pause the session, start the deadline watchdog, ask on a worker: the one way every
+        escalation (new or resumed, live or in the service) is put to a human."""
         with self._lock:
             self._pending[signal.session] = request.id
         self.mailboxes.pause(signal.session, request.id, request.deadline)
-        self._metric("human_escalation", entry.agent, signal.dimension.value)
-        self._log("hitl", signal, request=request.id)
+        self._log(step, signal, request=request.id)
         watchdog = threading.Timer(
             max(0.0, request.deadline - time.time()) + _WATCHDOG_SLACK_S,
             self._expire,
             args=(entry, signal, request),
         )
         watchdog.daemon = True
+        with self._lock:
+            self._watchdogs[request.id] = watchdog
         watchdog.start()
         try:
-            self._executor.submit(self._ask_and_apply, entry, signal, request, watchdog)
+            self._executor.submit(self._ask_and_apply, entry, signal, request, watchdog, resume)
         except RuntimeError:  # shut down: nobody will ask, the watchdog terminates
             logger.warning(
                 "otel-cycleguard engine shut down; escalation %s fails closed", request.id
@@ -278,11 +323,18 @@ class EscalationEngine(Observer):
             if self._pending.get(session) != request_id:
                 return False
             del self._pending[session]
-            return True
+            self._watchdogs.pop(request_id, None)
+        if self.journal is not None:
+            self.journal.finished(request_id)
+        return True
+
+    def _leaving_pending(self) -> bool:
+        """The service is stopping: open escalations stay open for after the restart."""
+        return self.journal is not None and self.journal.leave_pending()
 
     def _expire(self, entry: SessionEntry, signal: Signal, request: EscalationRequest) -> None:
         """The deadline passed with no decision applied: terminate (fail-closed)."""
-        if not self._claim(signal.session, request.id):
+        if self._leaving_pending() or not self._claim(signal.session, request.id):
             return
         with _instrumentation_suppressed():
             try:
@@ -300,13 +352,24 @@ class EscalationEngine(Observer):
         signal: Signal,
         request: EscalationRequest,
         watchdog: threading.Timer,
+        resume: bool = False,
     ) -> None:
         with self._lock:
             expired = self._pending.get(signal.session) != request.id
         if expired:  # queued past its deadline: the watchdog already ended it
             return
         with _instrumentation_suppressed():
-            decision = self._ask(request)
+            decision = None
+            if request.deadline <= time.time():
+                decision = HumanDecision(
+                    Decision.TIMEOUT, detail="the deadline passed before it could be asked"
+                )
+            elif resume and self.journal is not None:
+                decision = self.journal.resumed_decision(request)
+            if decision is None:
+                decision = self._ask(request)
+            if decision.failed and self._leaving_pending():
+                return  # interrupted by the service's own shutdown: resumed after the restart
             if not self._claim(signal.session, request.id):
                 logger.warning(
                     "otel-cycleguard: decision %s for %s came after the deadline; ignored",
@@ -345,17 +408,9 @@ class EscalationEngine(Observer):
     def _apply(self, entry: SessionEntry, signal: Signal, decision: HumanDecision) -> None:
         self._metric("hitl_decision", entry.agent, decision.decision.value)
         self._log("decision", signal, decision=decision.decision.value, detail=decision.detail)
-        if decision.terminates:
-            self._terminate(entry, signal, decision)
-            return
-        if decision.decision is Decision.MODIFY and decision.message:
-            self.mailboxes.post(
-                signal.session, Directive("user", decision.message, signal.dimension.value)
-            )
-        self.guard.reset(signal.session, signal.dimension)
         with self._lock:
-            self._ladder(signal.session).human_continued(signal.dimension)
-        self.mailboxes.resume(signal.session)
+            actions = on_decision(signal, decision, self._ladder(signal.session))
+        self._execute(entry, actions)
 
     def _terminate(
         self,
@@ -418,10 +473,6 @@ class EscalationEngine(Observer):
             ladder = self._ladders[session] = EscalationLadder(
                 break_window=self.config.break_window
             )
-            while len(self._ladders) > self.guard.config.max_sessions:
-                self._ladders.popitem(last=False)
-        else:
-            self._ladders.move_to_end(session)
         return ladder
 
     def _report_breaks(self, entry: SessionEntry, step: int | None) -> None:

@@ -9,7 +9,6 @@ background worker, never on the span-processing thread.
 from __future__ import annotations
 
 import contextlib
-import enum
 import hashlib
 import hmac
 import http.client
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from otel_cycleguard.detect.signals import Signal
+from otel_cycleguard.escalate.decisions import Decision, HumanDecision
 from otel_cycleguard.escalate.progress import TerminationRecord, evidence_dicts
 
 __all__ = [
@@ -54,43 +54,6 @@ TIMESTAMP_HEADER = "X-Cycleguard-Timestamp"
 SIGNATURE_HEADER = "X-Cycleguard-Signature"
 
 _MAX_RESPONSE_BYTES = 64 * 1024
-
-
-class Decision(str, enum.Enum):
-    """The outcome of one escalation: three human choices and two failure modes."""
-
-    CONTINUE = "continue"
-    TERMINATE = "terminate"
-    MODIFY = "modify"
-    TIMEOUT = "timeout"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class HumanDecision:
-    """What came back. ``modify`` carries the instruction to inject as a user message.
-
-    ``detail`` says, for logs, why a failure happened or who answered.
-    """
-
-    decision: Decision
-    message: str | None = None
-    detail: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "decision", Decision(self.decision))
-        if self.decision is Decision.MODIFY and not (self.message and self.message.strip()):
-            raise ValueError("a 'modify' decision needs a non-empty message")
-
-    @property
-    def failed(self) -> bool:
-        """True for timeout and error: the protocol terminates, fail-closed."""
-        return self.decision in (Decision.TIMEOUT, Decision.ERROR)
-
-    @property
-    def terminates(self) -> bool:
-        """True when the run must stop: an explicit terminate or any failure."""
-        return self.decision is Decision.TERMINATE or self.failed
 
 
 def _error(detail: str) -> HumanDecision:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from opentelemetry import trace
 from opentelemetry.trace import format_trace_id
 
+from otel_cycleguard import installation
 from otel_cycleguard.escalate.directives import CycleTerminated, Directive
 from otel_cycleguard.escalate.engine import EscalationEngine
 
@@ -33,23 +34,20 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_default: dict[str, Any] = {"engine": None, "processor": None}
-
-
 def set_default_engine(engine: EscalationEngine | None, processor: Any = None) -> None:
-    """Make ``engine`` the one ``check()`` uses when none is passed (``install`` calls this)."""
-    _default["engine"] = engine
-    _default["processor"] = processor
+    """Make ``engine`` the one ``check()`` uses when none is passed (what ``install`` records
+    in :mod:`otel_cycleguard.installation`; for guards assembled by hand, and tests)."""
+    installation.set_current(installation.Installation(engine, processor))
 
 
 def resolve_engine(engine: EscalationEngine | None = None) -> EscalationEngine | None:
     """``engine``, or the one :func:`otel_cycleguard.install` made the default (adapters use it)."""
-    return engine if engine is not None else _default["engine"]
+    return engine if engine is not None else installation.current().engine
 
 
 def default_processor() -> Any:
     """The span processor :func:`otel_cycleguard.install` registered last (or ``None``)."""
-    return _default["processor"]
+    return installation.current().processor
 
 
 def current_session(processor: Any = None) -> str | None:
@@ -57,7 +55,7 @@ def current_session(processor: Any = None) -> str | None:
     span_context = trace.get_current_span().get_span_context()
     if not span_context.is_valid:
         return None
-    processor = processor if processor is not None else _default["processor"]
+    processor = processor if processor is not None else installation.current().processor
     resolve = getattr(processor, "session_of", None)
     if callable(resolve):
         session = resolve(span_context.span_id)

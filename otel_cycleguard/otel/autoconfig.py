@@ -18,18 +18,17 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
+from otel_cycleguard import installation
+from otel_cycleguard.compose import CatchUp, assemble, default_escalator
 from otel_cycleguard.config import ConfigError, CycleGuardConfig, load_config
-from otel_cycleguard.escalate.engine import EscalationEngine
-from otel_cycleguard.escalate.hitl import Escalator, WebhookEscalator
+from otel_cycleguard.escalate.hitl import Escalator
 from otel_cycleguard.escalate.progress import ProgressStore
-from otel_cycleguard.guard import CycleGuard, Observer
-from otel_cycleguard.integrations.generic import set_default_engine
+from otel_cycleguard.guard import Observer
 from otel_cycleguard.metrics import CycleGuardMetrics
-from otel_cycleguard.metrics_observer import MetricsObserver
 from otel_cycleguard.otel.annotate import SignalAnnotator
 from otel_cycleguard.otel.processor import CycleGuardSpanProcessor
 
-__all__ = ["install", "post_instrument"]
+__all__ = ["install", "installed_on", "post_instrument", "uninstall"]
 
 logger = logging.getLogger("otel_cycleguard")
 _lock = threading.Lock()
@@ -37,9 +36,27 @@ _TRUE = ("1", "true", "yes", "on")
 _hook_failed = False  # the hook runs twice (pre and post instrument): report a failure once
 
 
-def _installed_on(provider: SdkTracerProvider) -> CycleGuardSpanProcessor | None:
-    existing = getattr(provider, "_cycleguard_processor", None)
-    return existing if isinstance(existing, CycleGuardSpanProcessor) else None
+# The processor installed on each provider (install() is idempotent per provider); weak, so a
+# provider that is dropped takes its entry with it. Nothing is set on the provider itself.
+_installed: weakref.WeakKeyDictionary[SdkTracerProvider, CycleGuardSpanProcessor] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def installed_on(provider: SdkTracerProvider) -> CycleGuardSpanProcessor | None:
+    """The processor :func:`install` added to ``provider``, if any."""
+    return _installed.get(provider)
+
+
+def uninstall(provider: SdkTracerProvider) -> None:
+    """Shut down the processor installed on ``provider`` and forget it, so that a later
+    :func:`install` adds a fresh one (SDK providers cannot remove a processor: the old one
+    stays registered, inert)."""
+    processor = _installed.pop(provider, None)
+    if processor is not None:
+        processor.shutdown()
+        if installation.current().processor is processor:
+            installation.set_current(None)
 
 
 def install(
@@ -80,39 +97,35 @@ def install(
         )
         return None
     with _lock:
-        existing = _installed_on(provider)
+        existing = installed_on(provider)
         if existing is not None:
             logger.debug("otel-cycleguard already installed on this tracer provider")
             return existing
         config = config if config is not None else load_config()
-        guard = CycleGuard(config, observers=list(observers or ()))
-        if annotate:
-            guard.observers.append(SignalAnnotator(provider))
         if metrics is None and metrics_port is not None:
             metrics = CycleGuardMetrics()
-        if metrics is not None:
-            guard.observers.append(MetricsObserver(metrics, guard))
-            if metrics_port is not None:
-                metrics.start_http_server(metrics_port)
-        if escalator is None and config.escalation.webhook_url:
-            escalator = WebhookEscalator(
-                config.escalation.webhook_url,
-                secret=config.escalation.webhook_secret,
-                include_raw=config.escalation.include_raw,
-            )
-        engine = EscalationEngine(guard, escalator=escalator, store=progress_store, metrics=metrics)
-        guard.observers.append(engine)
-        processor = CycleGuardSpanProcessor(guard, background=background)
+        if metrics is not None and metrics_port is not None:
+            metrics.start_http_server(metrics_port)
+        catch_up = CatchUp()  # background mode: enforcement points drain the queue first
+        assembly = assemble(
+            config,
+            observers=[*(observers or ()), *([SignalAnnotator(provider)] if annotate else [])],
+            metrics=metrics,
+            escalator=escalator if escalator is not None else default_escalator(config),
+            progress_store=progress_store,
+            before_take=catch_up if background else None,
+        )
+        processor = CycleGuardSpanProcessor(
+            assembly.guard, background=background, escalation=assembly.engine, metrics=metrics
+        )
         if background:
-            engine.mailboxes.before_take = processor.drain
+            catch_up.bind(processor.drain)
             # atexit runs last-registered first: this drain runs before the SDK's own
             # provider shutdown, so late signals still reach the exporters.
             atexit.register(_drain_at_exit, weakref.ref(processor))
-        processor.escalation = engine
-        processor.metrics = metrics
         provider.add_span_processor(processor)
-        provider._cycleguard_processor = processor  # type: ignore[attr-defined]
-        set_default_engine(engine, processor)
+        _installed[provider] = processor
+        installation.set_current(installation.Installation(assembly.engine, processor))
     logger.info(
         "otel-cycleguard installed (profile %s); loops will be marked on traces as "
         "cycleguard.signal spans",

@@ -18,7 +18,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import baggage
 from opentelemetry.context import Context
@@ -30,9 +30,14 @@ from otel_cycleguard._errors import internal_error
 from otel_cycleguard._ratelog import RateLimitedLog
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
-from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard, Observer
+from otel_cycleguard.pipeline import SpanPipeline, scope_of
 from otel_cycleguard.span_scope import SpanScope, child_scope
+from otel_cycleguard.spans import SpanRef
+
+if TYPE_CHECKING:
+    from otel_cycleguard.escalate.engine import EscalationEngine
+    from otel_cycleguard.metrics import CycleGuardMetrics
 
 __all__ = ["CycleGuardSpanProcessor", "SpanRef"]
 
@@ -49,16 +54,31 @@ _DROP_WHY = {
 _ROOM_EVERY = 256  # spans detected between two wake-ups of agent threads waiting for room
 
 
-class SpanRef:
-    """Identifies the span a signal fired on, for annotation: ids and end time."""
+class _SdkSpanView:
+    """An SDK ``ReadableSpan`` as the pipeline's :class:`~otel_cycleguard.pipeline.SpanView`:
+    built only for tool and model spans, from the attribute dict ``on_end`` already read."""
 
-    __slots__ = ("end_ns", "span_context", "span_id_hex", "trace_id_hex")
+    __slots__ = (
+        "attributes",
+        "end_ns",
+        "events",
+        "name",
+        "span_id",
+        "start_ns",
+        "status_error",
+        "status_message",
+    )
 
-    def __init__(self, span_context: Any, end_ns: int) -> None:
-        self.span_context = span_context
-        self.end_ns = end_ns
-        self.span_id_hex = f"{span_context.span_id:016x}"
-        self.trace_id_hex = format_trace_id(span_context.trace_id)
+    def __init__(self, span: ReadableSpan, attrs: Mapping[str, Any], span_id: str) -> None:
+        self.name = span.name
+        self.attributes = attrs
+        self.events = span.events
+        self.start_ns = span.start_time or 0
+        self.end_ns = span.end_time or 0
+        status = span.status
+        self.status_error = status is not None and status.status_code.value == 2
+        self.status_message = status.description if status is not None else None
+        self.span_id = span_id
 
 
 def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
@@ -106,6 +126,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
         background: bool = False,
         max_queue: int = 20_000,
         flush_interval_s: float = 0.05,
+        escalation: EscalationEngine | None = None,
+        metrics: CycleGuardMetrics | None = None,
     ) -> None:
         if guard is not None and config is not None:
             raise ValueError("pass either guard= or config=, not both")
@@ -135,10 +157,11 @@ class CycleGuardSpanProcessor(SpanProcessor):
             self.guard.observers.extend(observers)
         self.config = self.guard.config
         self._delegating = frozenset(t.lower() for t in self.config.delegating_tools)
-        self._state_attribute = next(iter(self.config.profiles.values())).state_hash.attribute
         self._open: dict[int, SpanScope] = {}
-        # Tool calls read from model spans (agents whose tools leave no spans), deduplicated.
-        self.derived = DerivedCalls(self.config.max_sessions)
+        # classify → derive (tool calls read from model spans) → record → guard: shared with
+        # the replay and the service.
+        self.pipeline = SpanPipeline(self.guard)
+        self.derived = self.pipeline.derived
         self._max_open = max_open_spans
         self._open_lock = threading.Lock()
         self.dropped_open_spans = 0
@@ -147,8 +170,10 @@ class CycleGuardSpanProcessor(SpanProcessor):
             # Disabled (or, later, shut down): on_end becomes a no-op bound on the instance, so
             # the hot path carries no "am I active?" test.
             self.on_end = self._inactive_on_end  # type: ignore[method-assign]
-        self.escalation: Any = None  # the EscalationEngine, when installed with install()
-        self.metrics: Any = None
+        # The escalation engine (install() wires it; check() and the adapters reach it here)
+        # and the metrics that count dropped spans.
+        self.escalation = escalation
+        self.metrics = metrics
         _register_fork_handler(self)
         if background:
             self._start_worker()
@@ -353,63 +378,25 @@ class CycleGuardSpanProcessor(SpanProcessor):
     def _observe_end(
         self, span: ReadableSpan, attrs: Mapping[str, Any], info: SpanScope | None
     ) -> None:
-        context = span.context
-        name = span.name
-        role = conventions.classify(name, attrs)
+        """Hand one ended span and its scope to the shared pipeline (``pipeline.py``)."""
+        role = conventions.classify(span.name, attrs)
         if role != SpanRole.TOOL and role != SpanRole.MODEL:
             if role == SpanRole.AGENT and info is not None and info.session_root:
                 self.guard.end_session(info.session)
             return
-        session = (info.session if info is not None else None) or conventions.session_hint(attrs)
-        if session is None:
-            session = format_trace_id(context.trace_id)
-        agent = info.agent if info is not None else conventions.agent_name("", attrs)
-        subagent = info.subagent if info is not None else False
-        end_ns = span.end_time or 0
-        ref = SpanRef(context, end_ns)
-        if role == SpanRole.TOOL:
-            status = span.status
-            call = conventions.tool_call_from(
-                name,
-                attrs,
-                status_error=status is not None and status.status_code.value == 2,
-                event_names=(event.name for event in span.events),
-                start_ns=span.start_time or 0,
-                end_ns=end_ns,
-                span_id=ref.span_id_hex,
-                state_attribute=self._state_attribute,
-            )
-            self.derived.tool_span(session, attrs, call)
-            self.guard.observe_tool_call(
-                session, call, agent=agent, subagent=subagent, span_ref=ref
-            )
-        else:
-            events = [(event.name, event.attributes or {}) for event in span.events]
-            for derived in self.derived.model_span(
-                session,
-                attrs,
-                events,
-                start_ns=span.start_time or 0,
-                end_ns=end_ns,
-                span_id=ref.span_id_hex,
-            ):  # the calls the previous turn asked for, now that their results are known
-                self.guard.observe_tool_call(
-                    session, derived, agent=agent, subagent=subagent, span_ref=ref
-                )
-            status = span.status
-            turn = conventions.model_turn_from(
-                attrs,
-                events=events,
-                start_ns=span.start_time or 0,
-                end_ns=end_ns,
-                span_id=ref.span_id_hex,
-                state_attribute=self._state_attribute,
-                status_error=status is not None and status.status_code.value == 2,
-                status_message=status.description if status is not None else None,
-            )
-            self.guard.observe_model_turn(
-                session, turn, agent=agent, subagent=subagent, span_ref=ref
-            )
+        context = span.context
+        ref = SpanRef(
+            format_trace_id(context.trace_id),
+            f"{context.span_id:016x}",
+            span.end_time or 0,
+            context,
+        )
+        self.pipeline.process(
+            _SdkSpanView(span, attrs, ref.span_id_hex),
+            scope_of(info, attrs, ref.trace_id_hex),
+            ref,
+            role,
+        )
 
     def shutdown(self) -> None:
         self.drain()

@@ -12,65 +12,27 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
+from otel_cycleguard.compose import assemble, default_escalator
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Signal
-from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions, WebhookEscalator
-from otel_cycleguard.escalate.progress import DirectoryProgressStore, ProgressStore
-from otel_cycleguard.guard import CycleGuard, Observer, SessionEntry
+from otel_cycleguard.escalate.hitl import Escalator, PendingDecisions
+from otel_cycleguard.escalate.progress import ProgressStore
+from otel_cycleguard.guard import Observer, SessionEntry
 from otel_cycleguard.metrics import CycleGuardMetrics
-from otel_cycleguard.metrics_observer import MetricsObserver
-from otel_cycleguard.service.engine import ServiceEscalationEngine, ServicePendingDecisions
+from otel_cycleguard.service.engine import EscalationRecords
 from otel_cycleguard.service.ingest import Ingestor
 from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.service.settings import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT, ServiceSettings
 from otel_cycleguard.service.state import StateFile
+from otel_cycleguard.spans import SpanData
 
-__all__ = ["CycleGuardService", "ServiceSettings"]
+__all__ = ["DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "CycleGuardService", "ServiceSettings"]
 
 logger = logging.getLogger("otel_cycleguard.service")
-
-DEFAULT_HTTP_PORT = 14318
-DEFAULT_GRPC_PORT = 14317
-
-
-@dataclass
-class ServiceSettings:
-    """How the service listens and protects itself. Ports: 0 = any free port, None = off."""
-
-    host: str = "127.0.0.1"
-    http_port: int | None = DEFAULT_HTTP_PORT
-    grpc_port: int | None = DEFAULT_GRPC_PORT
-    token: str | None = None  # bearer token for ingestion (and /v1/signals)
-    decision_token: str | None = None  # bearer token for the decision endpoint
-    webhook_secret: str | None = None  # HMAC secret: signs webhooks, verifies decisions
-    max_request_bytes: int = 8 * 1024 * 1024  # as received (compressed)
-    max_decompressed_bytes: int = 32 * 1024 * 1024
-    queue_spans: int = 200_000
-    ready_high_water: float = 0.9
-    retry_after_s: float = 2.0
-    max_connections: int = 64  # complete HTTP requests handled at once / concurrent RPCs
-    max_open_connections: int = 1024  # open HTTP connections (idle, reading, handled)
-    request_timeout_s: float = 30.0  # a whole HTTP request (head and body) from its first byte
-    grpc_workers: int = 8
-    state_file: str | None = ".cycleguard/service-state.json"
-    snapshot_interval_s: float | None = 30.0
-    drain_timeout_s: float = 30.0
-    webhook_attempt_timeout_s: float = 10.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_request_bytes", "max_decompressed_bytes", "queue_spans"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
-        if self.max_connections < 1 or self.grpc_workers < 1 or self.max_open_connections < 1:
-            raise ValueError("max_connections, max_open_connections, grpc_workers must be >= 1")
-        if self.request_timeout_s <= 0:
-            raise ValueError("request_timeout_s must be > 0")
-        if self.http_port is None and self.grpc_port is None:
-            raise ValueError("enable at least one of OTLP/HTTP and OTLP/gRPC")
 
 
 class RecentSignals(Observer):
@@ -146,37 +108,37 @@ class CycleGuardService:
             "processed.",
             registry=self.registry,
         )
-        self.guard = CycleGuard(self.config)
-        self.guard.observers.append(MetricsObserver(self.metrics, self.guard))
         self.recent = RecentSignals()
-        self.guard.observers.append(self.recent)
         esc = self.config.escalation
         self.webhook_secret = self.settings.webhook_secret or esc.webhook_secret
-        self.settings.webhook_secret = self.webhook_secret
-        self.pending: PendingDecisions | None = None
-        if escalator is None and esc.webhook_url:
-            self.pending = ServicePendingDecisions(self.stopping)
-            escalator = WebhookEscalator(
-                esc.webhook_url,
-                secret=self.webhook_secret,
-                include_raw=esc.include_raw,
-                pending=self.pending,
+        if self.webhook_secret != self.settings.webhook_secret:  # the config's, for the routes
+            self.settings = self.settings.model_copy(update={"webhook_secret": self.webhook_secret})
+        self.pending: PendingDecisions | None  # where posted decisions go (None: nowhere)
+        if escalator is None:
+            # The webhook's decisions arrive at our decision endpoint: the journal's.
+            self.escalations = EscalationRecords(self.stopping)
+            escalator = default_escalator(
+                self.config,
+                pending=self.escalations.decisions,
                 timeout_s=self.settings.webhook_attempt_timeout_s,
+                secret=self.webhook_secret,
             )
-        elif escalator is not None:
+            self.pending = self.escalations.decisions if escalator is not None else None
+        else:
             pending = getattr(escalator, "pending", None)
             self.pending = pending if isinstance(pending, PendingDecisions) else None
-        self.escalator = escalator
-        self.engine = ServiceEscalationEngine(
-            self.guard,
-            escalator=escalator,
-            store=progress_store
-            if progress_store is not None
-            else DirectoryProgressStore(esc.progress_dir),
+            self.escalations = EscalationRecords(self.stopping, self.pending)
+        assembly = assemble(
+            self.config,
+            observers=[self.recent],
             metrics=self.metrics,
-            stopping=self.stopping,
+            escalator=escalator,
+            progress_store=progress_store,
+            journal=self.escalations,
         )
-        self.guard.observers.append(self.engine)
+        self.escalator = escalator
+        self.guard = assembly.guard
+        self.engine = assembly.engine
         self.resolver = SessionResolver(
             self.config.delegating_tools, max_traces=max(self.config.max_sessions * 10, 1000)
         )
@@ -299,6 +261,28 @@ class CycleGuardService:
         )
         return ready, detail
 
+    # -- the receivers' interface (service/intake.py) --------------------------------------
+
+    def offer(self, spans: list[SpanData]) -> bool:
+        return self.ingestor.offer(spans)
+
+    def queue_status(self) -> tuple[int, int]:
+        return self.ingestor.queued, self.ingestor.capacity
+
+    def metrics_text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def pending_requests(self) -> list[dict[str, Any]]:
+        return self.escalations.pending_requests()
+
+    def recent_signals(self, session: str | None) -> list[dict[str, Any]]:
+        return self.recent.list(session)
+
+    def resolve_decision(self, request_id: str, decision: Any, message: Any) -> bool | None:
+        if self.pending is None:
+            return None
+        return self.pending.resolve(request_id, decision, message)
+
     def count_request(
         self, protocol: str, outcome: str, *, spans: int = 0, rejected: int = 0
     ) -> None:
@@ -338,7 +322,7 @@ class CycleGuardService:
             {
                 "sessions": self.guard.export_sessions(),
                 "traces": self.resolver.export_state(),
-                "escalation": self.engine.export_state(),
+                "escalation": self.escalations.export_state(self.engine),
             }
         )
 
@@ -350,7 +334,9 @@ class CycleGuardService:
             return
         sessions = self.guard.restore_sessions(data.get("sessions") or ())
         self.resolver.restore_state(data.get("traces") or ())
-        resumed = self.engine.restore_state(data.get("escalation") or {})
+        resumed = self.escalations.restore_state(
+            self.engine, self.guard, data.get("escalation") or {}
+        )
         self.metrics.set_sessions_active(len(self.guard))
         logger.info(
             "cycleguard serve: restored %d sessions and %d pending escalations from %s",

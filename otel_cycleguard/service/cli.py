@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 import threading
@@ -27,93 +26,113 @@ def _port(value: str) -> int | None:
     return port
 
 
+# option -> (settings field, type, help). Defaults are ServiceSettings' own (shown in --help);
+# an option not given leaves the field to the environment (CYCLEGUARD_SERVICE_*) or its default.
+_OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
+    ("--host", "host", str, "address to bind (loopback only by default)"),
+    (
+        "--http-port",
+        "http_port",
+        _port,
+        "OTLP/HTTP + health, metrics, decisions (0 = any free port; off)",
+    ),
+    ("--grpc-port", "grpc_port", _port, "OTLP/gRPC (0 = any free port; off)"),
+    (
+        "--token",
+        "token",
+        str,
+        "require 'Authorization: Bearer TOKEN' on ingestion ($CYCLEGUARD_SERVICE_TOKEN)",
+    ),
+    (
+        "--decision-token",
+        "decision_token",
+        str,
+        "bearer token for POST /v1/decisions/{id} ($CYCLEGUARD_DECISION_TOKEN); the "
+        "webhook secret's HMAC signature is accepted too",
+    ),
+    ("--max-request-bytes", "max_request_bytes", int, "per request, as sent"),
+    ("--max-decompressed-bytes", "max_decompressed_bytes", int, "after gzip"),
+    ("--queue-spans", "queue_spans", int, "ingestion queue capacity in spans"),
+    ("--retry-after", "retry_after_s", float, "seconds suggested when throttling"),
+    (
+        "--max-connections",
+        "max_connections",
+        int,
+        "complete HTTP requests handled at once / concurrent RPCs",
+    ),
+    (
+        "--max-open-connections",
+        "max_open_connections",
+        int,
+        "open HTTP connections; at the cap the longest-waiting one is evicted",
+    ),
+    (
+        "--request-timeout",
+        "request_timeout_s",
+        float,
+        "seconds a whole HTTP request (head and body) may take from its first byte",
+    ),
+    (
+        "--state-file",
+        "state_file",
+        str,
+        "where session state and pending escalations survive restarts ('' = off)",
+    ),
+    ("--snapshot-interval", "snapshot_interval_s", float, "seconds between state snapshots"),
+    (
+        "--drain-timeout",
+        "drain_timeout_s",
+        float,
+        "seconds SIGTERM may spend processing what is queued before the final save",
+    ),
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``serve`` options."""
-    from otel_cycleguard.service.app import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT
+    from otel_cycleguard.service.settings import ServiceSettings
 
+    fields = ServiceSettings.model_fields
     parser.add_argument("--config", help="cycleguard config file (.yaml/.toml/.json)")
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)"
-    )
-    parser.add_argument(
-        "--http-port",
-        type=_port,
-        default=DEFAULT_HTTP_PORT,
-        help=f"OTLP/HTTP + health, metrics, decisions (default {DEFAULT_HTTP_PORT}; 0 = any "
-        "free port; off)",
-    )
-    parser.add_argument(
-        "--grpc-port",
-        type=_port,
-        default=DEFAULT_GRPC_PORT,
-        help=f"OTLP/gRPC (default {DEFAULT_GRPC_PORT}; 0 = any free port; off)",
-    )
-    parser.add_argument(
-        "--token",
-        default=os.environ.get("CYCLEGUARD_SERVICE_TOKEN"),
-        help="require 'Authorization: Bearer TOKEN' on ingestion ($CYCLEGUARD_SERVICE_TOKEN)",
-    )
-    parser.add_argument(
-        "--decision-token",
-        default=os.environ.get("CYCLEGUARD_DECISION_TOKEN"),
-        help="bearer token for POST /v1/decisions/{id} ($CYCLEGUARD_DECISION_TOKEN); the "
-        "webhook secret's HMAC signature is accepted too",
-    )
+    for option, name, kind, text in _OPTIONS:
+        default = fields[name].default
+        parser.add_argument(
+            option,
+            dest=name,
+            metavar=option[2:].upper().replace("-", "_"),
+            type=kind,
+            default=argparse.SUPPRESS,  # not given: the environment, else the default
+            help=f"{text} (default: {'off' if default is None else default})"
+            if name not in ("token", "decision_token")
+            else text,
+        )
     parser.add_argument("--webhook-url", help="HITL webhook (overrides escalation.webhook_url)")
     parser.add_argument("--webhook-secret", help="HMAC secret (prefer the config or env)")
-    parser.add_argument(
-        "--max-request-bytes", type=int, default=8 << 20, help="per request, as sent (8 MiB)"
-    )
-    parser.add_argument(
-        "--max-decompressed-bytes", type=int, default=32 << 20, help="after gzip (32 MiB)"
-    )
-    parser.add_argument(
-        "--queue-spans", type=int, default=200_000, help="ingestion queue capacity in spans"
-    )
-    parser.add_argument(
-        "--retry-after", type=float, default=2.0, help="seconds suggested when throttling"
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        default=64,
-        help="complete HTTP requests handled at once / concurrent RPCs",
-    )
-    parser.add_argument(
-        "--max-open-connections",
-        type=int,
-        default=1024,
-        help="open HTTP connections; at the cap the longest-waiting one is evicted",
-    )
-    parser.add_argument(
-        "--request-timeout",
-        type=float,
-        default=30.0,
-        help="seconds a whole HTTP request (head and body) may take from its first byte",
-    )
-    parser.add_argument(
-        "--state-file",
-        default=".cycleguard/service-state.json",
-        help="where session state and pending escalations survive restarts ('' = off)",
-    )
-    parser.add_argument(
-        "--snapshot-interval", type=float, default=30.0, help="seconds between state snapshots"
-    )
-    parser.add_argument(
-        "--drain-timeout",
-        type=float,
-        default=30.0,
-        help="seconds SIGTERM may spend processing what is queued before the final save",
-    )
     parser.add_argument(
         "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR")
     )
 
 
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings named on the command line ('' and 0 turn the state file and snapshots off)."""
+    given = {name: getattr(args, name) for _o, name, _k, _t in _OPTIONS if hasattr(args, name)}
+    if "state_file" in given:
+        given["state_file"] = given["state_file"] or None
+    if "snapshot_interval_s" in given and given["snapshot_interval_s"] <= 0:
+        given["snapshot_interval_s"] = None
+    for token in ("token", "decision_token"):
+        if token in given and not given[token]:
+            given[token] = None
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
     """Start the service, serve until SIGTERM/SIGINT, drain and save. Returns the exit code."""
+    from pydantic import ValidationError
+
     from otel_cycleguard.config import ConfigError, load_config
-    from otel_cycleguard.service.app import CycleGuardService, ServiceSettings
+    from otel_cycleguard.service.app import CycleGuardService
+    from otel_cycleguard.service.settings import ServiceSettings
 
     logging.basicConfig(
         level=getattr(logging, args.log_level),
@@ -127,23 +146,13 @@ def run(args: argparse.Namespace) -> int:
         overrides.setdefault("escalation", {})["webhook_secret"] = args.webhook_secret
     try:
         config = load_config(args.config, **overrides)
-        settings = ServiceSettings(
-            host=args.host,
-            http_port=args.http_port,
-            grpc_port=args.grpc_port,
-            token=args.token or None,
-            decision_token=args.decision_token or None,
-            max_request_bytes=args.max_request_bytes,
-            max_decompressed_bytes=args.max_decompressed_bytes,
-            queue_spans=args.queue_spans,
-            retry_after_s=args.retry_after,
-            max_connections=args.max_connections,
-            max_open_connections=args.max_open_connections,
-            request_timeout_s=args.request_timeout,
-            state_file=args.state_file or None,
-            snapshot_interval_s=args.snapshot_interval if args.snapshot_interval > 0 else None,
-            drain_timeout_s=args.drain_timeout,
-        )
+        settings = ServiceSettings(**_given(args))
+    except ValidationError as exc:  # one line per problem, naming the setting
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            message = error["msg"].removeprefix("Value error, ")
+            print(f"cycleguard serve: {where}: {message}", file=sys.stderr)
+        return 2
     except (ConfigError, ValueError) as exc:
         print(f"cycleguard serve: {exc}", file=sys.stderr)
         return 2

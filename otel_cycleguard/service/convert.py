@@ -13,10 +13,10 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from otel_cycleguard.analyze._json import loads as json_loads
-from otel_cycleguard.analyze._spandata import new_span
-from otel_cycleguard.analyze.otlp import MAX_VALUE_DEPTH, spans_from_resource_spans
 from otel_cycleguard.spans import SpanData, SpanEvent
+from otel_cycleguard.wire._json import loads as json_loads
+from otel_cycleguard.wire._spandata import new_span
+from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH, spans_from_resource_spans
 
 __all__ = ["Converted", "from_json", "from_protobuf", "from_request"]
 
@@ -51,7 +51,7 @@ def _value(v: Any, depth: int = 0) -> Any:
         return v.bool_value
     if kind == "double_value":
         return v.double_value
-    if kind == "array_value":  # nested too deep: left out (as OTLP/JSON, analyze.otlp)
+    if kind == "array_value":  # nested too deep: left out (as OTLP/JSON, wire.otlp_json)
         if depth >= MAX_VALUE_DEPTH:
             return None
         return tuple([_value(item, depth + 1) for item in v.array_value.values])

@@ -1,13 +1,15 @@
-"""The escalation engine as the service runs it: pending human decisions survive a restart.
+"""The service's escalation journal: pending human decisions survive a restart.
 
-:class:`ServiceEscalationEngine` is the library's :class:`EscalationEngine` with two additions:
-it keeps a record of every escalation waiting for a human (the request, the signal, and
-whether the webhook already answered ``202``), so the state file can carry it across a
-restart; and on shutdown an escalation still waiting is *left pending* rather than timed out
-(which would terminate the run: fail-closed is for silence, not for our own restart). After a
-restart, an escalation whose webhook answered ``202`` waits for the decision at the decision
-endpoint until its original deadline; one that had not been answered is re-posted with the
-same id (receivers deduplicate on it); one whose deadline passed meanwhile terminates.
+The service runs the library's :class:`~otel_cycleguard.escalate.engine.EscalationEngine`
+(composed, not subclassed) with an :class:`EscalationRecords` as its journal. The journal keeps
+a record of every escalation waiting for a human (the request, the signal, and whether the
+webhook already answered ``202``), so the state file can carry it across a restart; and on
+shutdown an escalation still waiting is *left pending* rather than timed out (which would
+terminate the run: fail-closed is for silence, not for our own restart). After a restart, an
+escalation whose webhook answered ``202`` waits for the decision at the decision endpoint until
+its original deadline; one that had not been answered is re-posted with the same id (receivers
+deduplicate on it); one whose deadline passed meanwhile terminates. The engine's deadline
+watchdog covers all of them, as it does in-process.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from otel_cycleguard.detect import Dimension, Level, Signal
@@ -27,24 +30,29 @@ from otel_cycleguard.escalate.hitl import (
     PendingDecisions,
 )
 from otel_cycleguard.escalate.ladder import EscalationLadder, _Rung
-from otel_cycleguard.guard import SessionEntry
+from otel_cycleguard.guard import CycleGuard, SessionEntry
 
-__all__ = ["ServiceEscalationEngine", "ServicePendingDecisions"]
+__all__ = ["EscalationRecords", "ServicePendingDecisions"]
 
 logger = logging.getLogger("otel_cycleguard.escalation")
 
 
 class ServicePendingDecisions(PendingDecisions):
-    """Decisions posted to the decision endpoint; waits end early when the service stops."""
+    """Decisions posted to the decision endpoint; waits end early when the service stops.
 
-    def __init__(self, stopping: threading.Event) -> None:
+    ``on_wait`` is called with the request id when a ``202`` wait starts (the webhook
+    accepted the escalation): the journal records it."""
+
+    def __init__(
+        self, stopping: threading.Event, on_wait: Callable[[str], None] | None = None
+    ) -> None:
         super().__init__()
         self._stopping = stopping
-        self.on_wait: Any = None  # called with the request id when a 202 wait starts
+        self._on_wait = on_wait
 
     def wait(self, request_id: str, timeout_s: float) -> HumanDecision | None:
-        if self.on_wait is not None:
-            self.on_wait(request_id)
+        if self._on_wait is not None:
+            self._on_wait(request_id)
         end = time.monotonic() + max(0.0, timeout_s)
         while True:
             left = end - time.monotonic()
@@ -53,93 +61,88 @@ class ServicePendingDecisions(PendingDecisions):
                 return decision
 
 
-class ServiceEscalationEngine(EscalationEngine):
-    """:class:`EscalationEngine` whose pending escalations can be saved and resumed."""
+class EscalationRecords:
+    """The journal (:class:`~otel_cycleguard.escalate.journal.EscalationJournal`) of the
+    service: open escalations by request id, in the form the state file keeps.
 
-    def __init__(self, *args: Any, stopping: threading.Event | None = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.stopping = stopping if stopping is not None else threading.Event()
+    ``decisions`` is where decisions posted to the decision endpoint arrive: by default its
+    own :class:`ServicePendingDecisions`, which tells this journal when the webhook accepted
+    an escalation; or the one of an escalator passed in."""
+
+    def __init__(
+        self, stopping: threading.Event, decisions: PendingDecisions | None = None
+    ) -> None:
+        self.stopping = stopping
+        self.decisions = (
+            decisions
+            if decisions is not None
+            else ServicePendingDecisions(stopping, on_wait=self.accepted)
+        )
+        self._lock = threading.Lock()
         self._records: dict[str, dict[str, Any]] = {}  # request id -> saved form
-        pending = getattr(self.escalator, "pending", None)
-        if isinstance(pending, ServicePendingDecisions):
-            pending.on_wait = self._accepted
 
-    # -- the protocol, recorded -----------------------------------------------------------
+    # -- EscalationJournal ---------------------------------------------------------------
 
-    def _ask_human(self, entry: SessionEntry, signal: Signal) -> None:
-        request = EscalationRequest.from_signal(signal, timeout_s=self.config.hitl_timeout_s)
+    def started(self, request: EscalationRequest, signal: Signal) -> None:
         with self._lock:
-            self._pending[signal.session] = request.id
             self._records[request.id] = {
                 "request": request.to_payload(include_raw=False),
                 "signal": signal_to_dict(signal),
                 "accepted": False,
             }
-        self.mailboxes.pause(signal.session, request.id, request.deadline)
-        self._metric("human_escalation", entry.agent, signal.dimension.value)
-        self._log("hitl", signal, request=request.id)
-        self._executor.submit(self._ask_and_apply, entry, signal, request)
 
-    def _ask_and_apply(
-        self, entry: SessionEntry, signal: Signal, request: EscalationRequest, resume: bool = False
-    ) -> None:
-        keep = False
-        try:
+    def finished(self, request_id: str) -> None:
+        with self._lock:
+            self._records.pop(request_id, None)
+
+    def leave_pending(self) -> bool:
+        return self.stopping.is_set()
+
+    def resumed_decision(self, request: EscalationRequest) -> HumanDecision | None:
+        with self._lock:
             record = self._records.get(request.id) or {}
-            if request.deadline <= time.time():
-                decision = HumanDecision(
-                    Decision.TIMEOUT, detail="the deadline passed while the service was down"
-                )
-            elif resume and record.get("accepted") and self._pending_decisions() is not None:
-                pending = self._pending_decisions()
-                pending.register(request.id)
-                try:
-                    decision = pending.wait(request.id, request.deadline - time.time()) or (
-                        HumanDecision(Decision.TIMEOUT, detail="no decision before the deadline")
-                    )
-                finally:
-                    pending.discard(request.id)
-            else:
-                decision = self._ask(request)
-            if self.stopping.is_set() and decision.failed:
-                keep = True  # interrupted by our own shutdown: resume after the restart
-                return
-            self._apply(entry, signal, decision)
-        except Exception:
-            logger.exception("otel-cycleguard escalation failed; terminating (fail-closed)")
-            self._terminate(entry, signal, HumanDecision(Decision.ERROR, detail="internal error"))
+        if not record.get("accepted"):
+            return None  # the webhook never accepted it: post it again (same id)
+        pending = self.decisions
+        pending.register(request.id)
+        try:
+            return pending.wait(request.id, request.deadline - time.time()) or HumanDecision(
+                Decision.TIMEOUT, detail="no decision before the deadline"
+            )
         finally:
-            if not keep:
-                with self._lock:
-                    self._pending.pop(signal.session, None)
-                    self._records.pop(request.id, None)
+            pending.discard(request.id)
 
-    def _accepted(self, request_id: str) -> None:
+    def accepted(self, request_id: str) -> None:
+        """The webhook answered ``202``: after a restart, wait for the decision endpoint."""
         with self._lock:
             record = self._records.get(request_id)
             if record is not None:
                 record["accepted"] = True
 
-    def _pending_decisions(self) -> PendingDecisions | None:
-        pending = getattr(self.escalator, "pending", None)
-        return pending if isinstance(pending, PendingDecisions) else None
+    # -- listing and persistence ---------------------------------------------------------
 
-    # -- persistence ----------------------------------------------------------------------
-
-    def export_state(self) -> dict[str, Any]:
+    def pending_requests(self) -> list[dict[str, Any]]:
+        """The escalations waiting for a human (for the decision endpoint's listing)."""
         with self._lock:
-            ladders = {key: ladder_to_dict(ladder) for key, ladder in self._ladders.items()}
+            return [dict(r["request"], accepted=r["accepted"]) for r in self._records.values()]
+
+    def export_state(self, engine: EscalationEngine) -> dict[str, Any]:
+        ladders = {key: ladder_to_dict(ladder) for key, ladder in engine.ladders().items()}
+        with self._lock:
             pending = [dict(record) for record in self._records.values()]
         return {"ladders": ladders, "pending": pending}
 
-    def restore_state(self, state: dict[str, Any]) -> int:
+    def restore_state(
+        self, engine: EscalationEngine, guard: CycleGuard, state: dict[str, Any]
+    ) -> int:
         """Load ladders and resume pending escalations; returns how many were resumed."""
-        with self._lock:
-            for key, saved in (state.get("ladders") or {}).items():
-                try:
-                    self._ladders[key] = ladder_from_dict(saved)
-                except Exception:
-                    logger.warning("cycleguard serve: saved ladder of %s skipped", key)
+        ladders = {}
+        for key, saved in (state.get("ladders") or {}).items():
+            try:
+                ladders[key] = ladder_from_dict(saved)
+            except Exception:
+                logger.warning("cycleguard serve: saved ladder of %s skipped", key)
+        engine.restore_ladders(ladders)
         resumed = 0
         for record in state.get("pending") or ():
             try:
@@ -148,27 +151,19 @@ class ServiceEscalationEngine(EscalationEngine):
             except Exception:
                 logger.warning("cycleguard serve: a saved pending escalation could not be read")
                 continue
-            entry = self.guard.get(signal.session)
+            entry = guard.get(signal.session)
             if entry is None:
-                detector = self.guard.detector.session(signal.session, agent=signal.agent)
+                detector = guard.detector.session(signal.session, agent=signal.agent)
                 entry = SessionEntry(detector, signal.agent, False, time.monotonic())
             with self._lock:
-                self._pending[signal.session] = request.id
                 self._records[request.id] = {
                     "request": record["request"],
                     "signal": record["signal"],
                     "accepted": bool(record.get("accepted")),
                 }
-            self.mailboxes.pause(signal.session, request.id, request.deadline)
-            self._log("hitl_resumed", signal, request=request.id)
-            self._executor.submit(self._ask_and_apply, entry, signal, request, True)
+            engine.resume_escalation(entry, signal, request)
             resumed += 1
         return resumed
-
-    def pending_requests(self) -> list[dict[str, Any]]:
-        """The escalations waiting for a human (for the decision endpoint's listing)."""
-        with self._lock:
-            return [dict(r["request"], accepted=r["accepted"]) for r in self._records.values()]
 
 
 # ------------------------------------------------------------------------------ codecs

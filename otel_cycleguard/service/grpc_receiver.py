@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_cycleguard.service.convert import from_request
 
 if TYPE_CHECKING:
-    from otel_cycleguard.service.app import CycleGuardService
+    from otel_cycleguard.service.intake import Intake
 
 __all__ = ["GrpcReceiver"]
 
@@ -43,7 +43,7 @@ def _retry_trailers(message: str, delay_s: float) -> list[tuple[str, bytes]]:
 
 
 class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, service: CycleGuardService) -> None:
+    def __init__(self, service: Intake) -> None:
         self.service = service
 
     def Export(self, request: Any, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
@@ -58,14 +58,12 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 svc.count_request("grpc", "unauthenticated")
                 context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         converted = from_request(request)
-        if not svc.ingestor.offer(converted.spans):
+        if not svc.offer(converted.spans):
             if svc.stopping.is_set():
                 svc.count_request("grpc", "unavailable")
                 context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
             svc.count_request("grpc", "throttled", spans=len(converted.spans))
-            message = (
-                f"ingestion queue full ({svc.ingestor.queued} of {svc.ingestor.capacity} spans)"
-            )
+            message = "ingestion queue full ({} of {} spans)".format(*svc.queue_status())
             context.set_trailing_metadata(_retry_trailers(message, svc.settings.retry_after_s))
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
         svc.count_request(
@@ -81,7 +79,7 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
 class GrpcReceiver:
     """A grpcio server bound to ``host:port`` (port 0 picks a free one)."""
 
-    def __init__(self, service: CycleGuardService, host: str, port: int) -> None:
+    def __init__(self, service: Intake, host: str, port: int) -> None:
         settings = service.settings
         self.server = grpc.server(
             ThreadPoolExecutor(max_workers=settings.grpc_workers, thread_name_prefix="cg-grpc"),

@@ -43,13 +43,13 @@ from urllib.parse import parse_qs, urlsplit
 from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from otel_cycleguard.escalate.hitl import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify_signature
 from otel_cycleguard.service.convert import from_json, from_protobuf
 
 if TYPE_CHECKING:
-    from otel_cycleguard.service.app import CycleGuardService
+    from otel_cycleguard.service.intake import Endpoints
 
 __all__ = ["HttpReceiver"]
 
@@ -358,9 +358,9 @@ def _descriptor_room() -> int:
 
 
 class HttpReceiver:
-    """Serves the HTTP routes for one :class:`CycleGuardService` (asyncio front end)."""
+    """Serves the HTTP routes of one service, through its :class:`Endpoints` (asyncio front)."""
 
-    def __init__(self, service: CycleGuardService, host: str, port: int) -> None:
+    def __init__(self, service: Endpoints, host: str, port: int) -> None:
         settings = service.settings
         self.handler = type("Handler", (_OneRequest,), {"service": service})
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -423,7 +423,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "cycleguard"
     sys_version = ""
-    service: CycleGuardService
+    service: Endpoints
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("http %s " + format, self.client_address[0], *args)
@@ -452,15 +452,15 @@ class _Handler(BaseHTTPRequestHandler):
             ready, detail = svc.readiness()
             self._json(200 if ready else 503, {"ready": ready, **detail})
         elif parts.path == "/metrics":
-            self._send(200, generate_latest(svc.registry), CONTENT_TYPE_LATEST)
+            self._send(200, svc.metrics_text(), CONTENT_TYPE_LATEST)
         elif parts.path == "/v1/decisions":
             if self._decision_auth(b""):
-                self._json(200, {"pending": svc.engine.pending_requests()})
+                self._json(200, {"pending": svc.pending_requests()})
         elif parts.path == "/v1/signals":
             if self._ingest_auth():
                 query = parse_qs(parts.query)
                 session = (query.get("session") or [None])[0]
-                self._json(200, {"signals": svc.recent.list(session)})
+                self._json(200, {"signals": svc.recent_signals(session)})
         else:
             self._status(404, f"no route GET {parts.path}", JSON)
 
@@ -528,7 +528,7 @@ class _Handler(BaseHTTPRequestHandler):
             svc.count_request("http", "malformed")
             self._status(400, str(exc), ctype)
             return
-        if not svc.ingestor.offer(converted.spans):
+        if not svc.offer(converted.spans):
             if svc.stopping.is_set():
                 svc.count_request("http", "unavailable")
                 self._status(503, "shutting down; retry later", ctype, retry_after=1)
@@ -536,8 +536,9 @@ class _Handler(BaseHTTPRequestHandler):
                 svc.count_request("http", "throttled", spans=len(converted.spans))
                 self._status(
                     429,
-                    f"ingestion queue full ({svc.ingestor.queued} of {svc.ingestor.capacity} "
-                    "spans); retry later",
+                    "ingestion queue full ({} of {} spans); retry later".format(
+                        *svc.queue_status()
+                    ),
                     ctype,
                     retry_after=settings.retry_after_s,
                 )
@@ -624,14 +625,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(data, dict):
             self._status(400, 'expected {"decision": "continue|terminate|modify"}', JSON)
             return
-        pending = self.service.pending
-        if pending is None:
-            self._status(404, "no webhook escalator: nothing can be pending", JSON)
-            return
         try:
-            ok = pending.resolve(request_id, data.get("decision"), data.get("message"))
+            ok = self.service.resolve_decision(
+                request_id, data.get("decision"), data.get("message")
+            )
         except ValueError as exc:
             self._status(400, str(exc), JSON)
+            return
+        if ok is None:
+            self._status(404, "no webhook escalator: nothing can be pending", JSON)
             return
         if not ok:
             self._status(404, f"escalation {request_id!r} is unknown, expired or decided", JSON)

@@ -24,28 +24,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from otel_cycleguard import conventions
 from otel_cycleguard._ratelog import RateLimitedLog
-from otel_cycleguard.conventions import SpanRole
-from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard
+from otel_cycleguard.pipeline import Scope, SpanPipeline
 from otel_cycleguard.service.sessions import Resolved, SessionResolver
-from otel_cycleguard.spans import SpanData
+from otel_cycleguard.spans import SpanData, SpanRef
 
-__all__ = ["Ingestor", "ServiceSpanRef"]
+__all__ = ["Ingestor"]
 
 logger = logging.getLogger("otel_cycleguard.service")
-
-
-class ServiceSpanRef:
-    """Identifies the span a signal fired on (the service cannot annotate it: it has ended)."""
-
-    __slots__ = ("end_ns", "span_id_hex", "trace_id_hex")
-
-    def __init__(self, trace_id: str, span_id: str, end_ns: int) -> None:
-        self.trace_id_hex = trace_id
-        self.span_id_hex = span_id
-        self.end_ns = end_ns
 
 
 class Ingestor:
@@ -89,9 +76,10 @@ class Ingestor:
         self.skipped = 0  # spans accepted but skipped: reading or detecting on them raised
         self.accepted = 0
         self.refused = 0
-        self._state_attribute = next(iter(guard.config.profiles.values())).state_hash.attribute
-        # Tool calls read from model spans, deduplicated against tool spans (worker-owned).
-        self.derived = DerivedCalls(guard.config.max_sessions)
+        # classify → derive → record → guard, shared with the processor and the replay
+        # (worker-owned: one thread feeds it).
+        self.pipeline = SpanPipeline(guard)
+        self.derived = self.pipeline.derived
         self._worker = threading.Thread(target=self._run, name="cycleguard-ingest", daemon=True)
 
     def start(self) -> None:
@@ -251,53 +239,14 @@ class Ingestor:
         )
 
     def _detect(self, r: Resolved) -> None:
-        guard = self.guard
-        state_attribute = self._state_attribute
+        """One resolved span through the shared pipeline; an agent span ends its session."""
         span = r.span
-        if r.role == SpanRole.AGENT:
-            guard.end_session(r.session)  # breaks that held until the end count as successes
-            return
-        attrs = span.attributes
-        ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
-        if r.role == SpanRole.TOOL:
-            call = conventions.tool_call_from(
-                span.name,
-                attrs,
-                status_error=span.status_error,
-                event_names=(e.name for e in span.events) if span.events else (),
-                start_ns=span.start_ns,
-                end_ns=span.end_ns,
-                span_id=span.span_id,
-                state_attribute=state_attribute,
-            )
-            self.derived.tool_span(r.session, attrs, call)
-            guard.observe_tool_call(
-                r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
-            )
-            return
-        events = [(e.name, e.attributes) for e in span.events]
-        for derived in self.derived.model_span(
-            r.session,
-            attrs,
-            events,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
-            span_id=span.span_id,
-        ):  # the calls the previous turn asked for, now that their results are known
-            guard.observe_tool_call(
-                r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
-            )
-        turn = conventions.model_turn_from(
-            attrs,
-            events=events,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
-            span_id=span.span_id,
-            state_attribute=state_attribute,
-            status_error=span.status_error,
-            status_message=span.status_message,
+        self.pipeline.process(
+            span,
+            Scope(r.session, r.agent, r.subagent, ends_session=True),
+            SpanRef(span.trace_id, span.span_id, span.end_ns),
+            r.role,
         )
-        guard.observe_model_turn(r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref)
 
 
 def _end_ns(span: SpanData) -> int:

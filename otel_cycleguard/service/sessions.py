@@ -30,6 +30,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from cachetools import FIFOCache
+
 from otel_cycleguard import conventions
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.spans import SpanData
@@ -74,9 +76,8 @@ class SessionResolver:
     ) -> None:
         self._delegating = frozenset(t.lower() for t in delegating_tools)
         self._traces: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
-        self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._known: FIFOCache[str, _Known] = FIFOCache(maxsize=max(1, max_known_spans))
         self._max_traces = max_traces
-        self._max_known = max_known_spans
 
     def resolve(
         self,
@@ -173,15 +174,12 @@ class SessionResolver:
             traces.popitem(last=False)
 
     def _remember(self, span: SpanData, role: str, attrs: Any) -> None:
-        known = self._known
-        known[span.span_id] = _Known(
+        self._known[span.span_id] = _Known(  # the oldest remembered span goes first
             span.parent_span_id,
             conventions.session_hint(attrs),
             conventions.agent_name(span.name, attrs),
             role == SpanRole.TOOL and self._is_delegating(span, attrs),
         )
-        if len(known) > self._max_known:
-            known.popitem(last=False)
 
     def _ancestors(
         self, parent: str | None, batch: dict[str, SpanData]

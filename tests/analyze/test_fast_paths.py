@@ -24,11 +24,12 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_cycleguard.analyze import InputProblem, Replayer, TraceReader, otlp
-from otel_cycleguard.analyze._spandata import FIELDS, new_span
-from otel_cycleguard.analyze.ids import hex_id
+from otel_cycleguard.analyze import InputProblem, Replayer, TraceReader
 from otel_cycleguard.analyze.problems import BadSpan
 from otel_cycleguard.spans import SpanData, SpanEvent
+from otel_cycleguard.wire import otlp_json as otlp
+from otel_cycleguard.wire._spandata import FIELDS, new_span
+from otel_cycleguard.wire.ids import hex_id
 from tests.analyze.test_readers import fixture_sdk_spans, ids_to_hex  # noqa: F401 - the fixture
 
 # -- the oracle: the conversion without fast paths ----------------------------------------

@@ -35,9 +35,9 @@ from otel_cycleguard.analyze import (
     UnknownFormatError,
     read_spans,
 )
-from otel_cycleguard.analyze.ids import hex_id
-from otel_cycleguard.analyze.otlp import any_value
 from otel_cycleguard.spans import SpanData, SpanEvent
+from otel_cycleguard.wire.ids import hex_id
+from otel_cycleguard.wire.otlp_json import any_value
 
 DATA = Path(__file__).parent / "data"
 TRACE = "0b8efff798038103d269b633813fc60c"

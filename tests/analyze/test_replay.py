@@ -462,7 +462,7 @@ class TestStreaming:
 
 def _as_span_data(span: ReadableSpan) -> SpanData:
     """Through the OTLP reader, so SpanData is exactly what analyze sees."""
-    from otel_cycleguard.analyze.otlp import spans_from_resource_spans
+    from otel_cycleguard.wire.otlp_json import spans_from_resource_spans
 
     request = otlp_document([span])
     (converted,) = spans_from_resource_spans(request["resourceSpans"], lambda reason: None)

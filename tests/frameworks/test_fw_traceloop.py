@@ -49,6 +49,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from traceloop.sdk import Traceloop
 from traceloop.sdk.decorators import agent, tool
 
+from otel_cycleguard.otel import autoconfig
+
 pytestmark = pytest.mark.frameworks
 
 
@@ -75,8 +77,8 @@ def traceloop_guarded() -> Iterator[Guarded]:
         yield guarded
     finally:
         guarded.processor.shutdown()  # inert from now on (SDK providers cannot drop processors)
-        if getattr(provider, "_cycleguard_processor", None) is guarded.processor:
-            del provider._cycleguard_processor  # let a later install() add a fresh guard
+        if autoconfig.installed_on(provider) is guarded.processor:
+            autoconfig.uninstall(provider)  # let a later install() add a fresh guard
         from opentelemetry.instrumentation.threading import ThreadingInstrumentor
 
         ThreadingInstrumentor().uninstrument()

@@ -133,7 +133,7 @@ class TestPostInstrumentEntryPoint:
         assert "otel-cycleguard is OFF" in record.getMessage()
         assert "profile: unknown profile 'no-such-profile'" in record.getMessage()
         assert record.exc_info is None
-        assert getattr(provider, "_cycleguard_processor", None) is None
+        assert autoconfig.installed_on(provider) is None
 
 
 def _instrument_bin() -> str | None:

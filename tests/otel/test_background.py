@@ -139,9 +139,12 @@ def test_drops_are_counted_in_a_metric_and_logged_once(caplog) -> None:
     provider = TracerProvider()
     registry = CollectorRegistry()
     processor = otel_cycleguard.CycleGuardSpanProcessor(
-        config=load_config(environ={}), observers=[Blocking()], background=True, max_queue=2
+        config=load_config(environ={}),
+        observers=[Blocking()],
+        background=True,
+        max_queue=2,
+        metrics=CycleGuardMetrics(registry),
     )
-    processor.metrics = CycleGuardMetrics(registry)
     processor.max_wait_s = 0.2
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("t")

@@ -72,7 +72,7 @@ def _depth(value) -> int:
 
 
 def test_an_attribute_nested_deeper_than_the_limit_is_cut_at_it():
-    from otel_cycleguard.analyze.otlp import MAX_VALUE_DEPTH
+    from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH
 
     (span,) = from_json(document(nested_attribute(250))).spans
     cut = span.attributes["gen_ai.tool.call.arguments"]

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from otel_cycleguard.analyze._spandata import new_span
-from otel_cycleguard.analyze.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, hex_id
-from otel_cycleguard.analyze.problems import BadSpan
 from otel_cycleguard.spans import SpanData, SpanEvent
+from otel_cycleguard.wire._spandata import new_span
+from otel_cycleguard.wire.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, BadSpan, hex_id
 
 __all__ = [
     "MAX_VALUE_DEPTH",

@@ -10,12 +10,16 @@ import base64
 import binascii
 import re
 
-__all__ = ["SPAN_ID_BYTES", "TRACE_ID_BYTES", "hex_id"]
+__all__ = ["SPAN_ID_BYTES", "TRACE_ID_BYTES", "BadSpan", "hex_id"]
 
 TRACE_ID_BYTES = 16
 SPAN_ID_BYTES = 8
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _LOWER_HEX = "0123456789abcdef"
+
+
+class BadSpan(ValueError):
+    """Raised by a span converter for a span it must skip; the message is the reason."""
 
 
 def hex_id(value: object, size: int, *, pad: bool = False) -> str | None:
