@@ -1,0 +1,78 @@
+//! otel-cycleguard's compiled core, as the Python extension `otel_cycleguard._core`.
+//!
+//! Today: masking of volatile content (ASCII text) and the hash of a result's text, the part of
+//! normalisation that pure Python could not make fast (docs/detection.md, "Hashing and
+//! masking"). Panics never cross into Python: every entry point runs under `catch_unwind` and
+//! answers what the Python code answers for an input it cannot handle.
+
+pub mod mask;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The hash of a text that could not be hashed (as `Normalizer.text_hash` answers).
+const UNHASHABLE: &[u8] = b"<unhashable result>";
+
+/// `xxh3_64` of a result's text with volatile content masked, for ASCII text (see
+/// `Normalizer.text_hash`): at most `limit` characters are masked, the head and the tail;
+/// the middle of a larger text is hashed with its digits folded to `0`.
+pub fn text_hash_ascii(t: &[u8], limit: usize) -> u64 {
+    let limit = limit.max(64);
+    if t.len() <= limit {
+        return match mask::mask_ascii(t) {
+            Some(masked) => xxh3_64(&masked),
+            None => xxh3_64(t),
+        };
+    }
+    let half = limit / 2;
+    let (head, tail) = (&t[..half], &t[t.len() - half..]);
+    let mut buf = Vec::with_capacity(t.len() + 2);
+    buf.extend_from_slice(mask::mask_ascii(head).as_deref().unwrap_or(head));
+    buf.push(0);
+    buf.extend_from_slice(mask::mask_ascii(tail).as_deref().unwrap_or(tail));
+    buf.push(0);
+    buf.extend(t[half..t.len() - half].iter().map(|&b| if b.is_ascii_digit() { b'0' } else { b }));
+    xxh3_64(&buf)
+}
+
+/// `text` (ASCII) with the default volatile patterns replaced by `#`; the same object when
+/// nothing matched.
+#[pyfunction]
+fn mask_ascii<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    let bytes = text.to_str()?.as_bytes();
+    let masked = catch_unwind(AssertUnwindSafe(|| mask::mask_ascii(bytes))).unwrap_or(None);
+    Ok(match masked {
+        // Safe: the input is ASCII (a caller contract, checked by the Python side with
+        // str.isascii) and masking only replaces ASCII bytes by `#`; from_utf8 checks anyway.
+        Some(out) => match std::str::from_utf8(&out) {
+            Ok(s) => PyString::new(py, s),
+            Err(_) => text,
+        },
+        None => text,
+    })
+}
+
+/// `Normalizer.text_hash` for ASCII text with the default masks.
+#[pyfunction]
+fn text_hash_ascii_py(text: &Bound<'_, PyString>, limit: usize) -> PyResult<u64> {
+    let bytes = text.to_str()?.as_bytes();
+    Ok(catch_unwind(AssertUnwindSafe(|| text_hash_ascii(bytes, limit)))
+        .unwrap_or_else(|_| xxh3_64(UNHASHABLE)))
+}
+
+/// `xxh3_64` of bytes (the same digest as Python's `xxhash.xxh3_64_intdigest`).
+#[pyfunction]
+fn xxh3(data: &Bound<'_, PyBytes>) -> u64 {
+    xxh3_64(data.as_bytes())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;
+    m.add("text_hash_ascii", wrap_pyfunction!(text_hash_ascii_py, m)?)?;
+    m.add_function(wrap_pyfunction!(xxh3, m)?)?;
+    Ok(())
+}
