@@ -34,7 +34,11 @@ pub fn text_hash_ascii(t: &[u8], limit: usize) -> u64 {
     buf.push(0);
     buf.extend_from_slice(mask::mask_ascii(tail).as_deref().unwrap_or(tail));
     buf.push(0);
-    buf.extend(t[half..t.len() - half].iter().map(|&b| if b.is_ascii_digit() { b'0' } else { b }));
+    buf.extend(
+        t[half..t.len() - half]
+            .iter()
+            .map(|&b| if b.is_ascii_digit() { b'0' } else { b }),
+    );
     xxh3_64(&buf)
 }
 
@@ -59,8 +63,10 @@ fn mask_ascii<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Boun
 #[pyfunction]
 fn text_hash_ascii_py(text: &Bound<'_, PyString>, limit: usize) -> PyResult<u64> {
     let bytes = text.to_str()?.as_bytes();
-    Ok(catch_unwind(AssertUnwindSafe(|| text_hash_ascii(bytes, limit)))
-        .unwrap_or_else(|_| xxh3_64(UNHASHABLE)))
+    Ok(
+        catch_unwind(AssertUnwindSafe(|| text_hash_ascii(bytes, limit)))
+            .unwrap_or_else(|_| xxh3_64(UNHASHABLE)),
+    )
 }
 
 /// `xxh3_64` of bytes (the same digest as Python's `xxhash.xxh3_64_intdigest`).

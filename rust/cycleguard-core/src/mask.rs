@@ -45,7 +45,8 @@ fn is_space(b: u8) -> bool {
 
 #[inline(always)]
 fn run(t: &[u8], from: usize, class: fn(u8) -> bool) -> usize {
-    t.get(from..).map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
+    t.get(from..)
+        .map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
 
 #[inline(always)]
@@ -173,7 +174,9 @@ fn hex_id(t: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The duration units in the pattern's order (`µs` is not ASCII, so never here).
-const UNITS: [&[u8]; 9] = [b"ms", b"us", b"ns", b"s", b"sec", b"secs", b"seconds", b"m", b"min"];
+const UNITS: [&[u8]; 9] = [
+    b"ms", b"us", b"ns", b"s", b"sec", b"secs", b"seconds", b"m", b"min",
+];
 
 /// `\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b`. Backtracking any of the
 /// greedy parts leaves a digit (or the `.`, or the space) where the next part would need a
@@ -247,7 +250,7 @@ fn letter_led(t: &[u8], i: usize) -> Option<usize> {
     if b == b'p' || b == b'P' {
         return pid(t, i);
     }
-    if !(is_hex(b) && !is_digit(b)) {
+    if !is_hex(b) || is_digit(b) {
         return None;
     }
     uuid(t, i).or_else(|| if is_lhex(b) { hex_id(t, i) } else { None })
@@ -350,8 +353,14 @@ mod tests {
         assert_eq!(m("12:34:56"), "#");
         assert_eq!(m("id 123e4567-e89b-12d3-a456-426614174000"), "id #");
         assert_eq!(m("0x1f and deadbee1"), "# and #");
-        assert_eq!(m("\"1f54fe63-e663-468d-82ad-dfc63854eec1\""), "\"#-e663-468d-82ad-#\"");
-        assert_eq!(m("abcdefab-abcd-abcd-abcd-abcdefabcdef"), "abcdefab-abcd-abcd-abcd-abcdefabcdef");
+        assert_eq!(
+            m("\"1f54fe63-e663-468d-82ad-dfc63854eec1\""),
+            "\"#-e663-468d-82ad-#\""
+        );
+        assert_eq!(
+            m("abcdefab-abcd-abcd-abcd-abcdefabcdef"),
+            "abcdefab-abcd-abcd-abcd-abcdefabcdef"
+        );
         assert_eq!(m("took 1.2s, 45ms"), "took #, #");
         assert_eq!(m("pid 1234"), "#");
         assert_eq!(m("line 11616"), "line #");
