@@ -17,7 +17,7 @@ fn at(t: &[u8], i: usize) -> u8 {
 }
 
 #[inline(always)]
-fn is_digit(b: u8) -> bool {
+pub fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
 
@@ -44,7 +44,7 @@ fn is_space(b: u8) -> bool {
 }
 
 #[inline(always)]
-fn run(t: &[u8], from: usize, class: fn(u8) -> bool) -> usize {
+fn run(t: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
     t.get(from..)
         .map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
 }
@@ -245,7 +245,7 @@ const PLACEHOLDER: u8 = 0x80;
 
 /// The letter-led alternatives at `i` (a UUID or a hex id that starts with a letter, `pid N`).
 #[inline]
-fn letter_led(t: &[u8], i: usize) -> Option<usize> {
+pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
     let b = t[i];
     if b == b'p' || b == b'P' {
         return pid(t, i);
@@ -258,7 +258,7 @@ fn letter_led(t: &[u8], i: usize) -> Option<usize> {
 
 /// The digit-led alternatives at `i`, in the reference order.
 #[inline]
-fn digit_led(t: &[u8], i: usize) -> Option<usize> {
+pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
     iso_timestamp(t, i)
         .or_else(|| clock_time(t, i))
         .or_else(|| uuid(t, i))
@@ -271,10 +271,11 @@ fn digit_led(t: &[u8], i: usize) -> Option<usize> {
 
 /// One `re.sub` pass: every match of `alternatives` (tried where `start` holds) replaced by
 /// `with`; `None` when nothing matched.
-fn replace_pass(
+#[inline(always)]
+pub fn replace_pass(
     t: &[u8],
-    start: fn(u8) -> bool,
-    alternatives: fn(&[u8], usize) -> Option<usize>,
+    start: impl Fn(u8) -> bool,
+    alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
 ) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
@@ -298,7 +299,7 @@ fn replace_pass(
     Some(buf)
 }
 
-fn may_lead_letter(b: u8) -> bool {
+pub fn may_lead_letter(b: u8) -> bool {
     (is_hex(b) && !is_digit(b)) || b == b'p' || b == b'P'
 }
 
@@ -315,7 +316,13 @@ pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
     if !t.iter().any(u8::is_ascii_digit) {
         return None;
     }
-    let first = replace_pass(t, may_lead_letter, letter_led, PLACEHOLDER);
+    // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
+    // characters in a row, for a UUID or a hex id, or `pid` in any case).
+    let first = if letter_candidate(t) {
+        replace_pass(t, may_lead_letter, letter_led, PLACEHOLDER)
+    } else {
+        None
+    };
     let source = first.as_deref().unwrap_or(t);
     let mut out = match replace_pass(source, is_digit, digit_led, b'#') {
         Some(out) => out,
@@ -329,6 +336,28 @@ pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// Whether the letter-led pass can match: 7 hex characters in a row, or `pid` in any case.
+fn letter_candidate(t: &[u8]) -> bool {
+    let mut hex = 0;
+    for (i, &b) in t.iter().enumerate() {
+        if is_hex(b) {
+            hex += 1;
+            if hex >= 7 {
+                return true;
+            }
+        } else {
+            hex = 0;
+            if (b == b'p' || b == b'P')
+                && at(t, i + 1).eq_ignore_ascii_case(&b'i')
+                && at(t, i + 2).eq_ignore_ascii_case(&b'd')
+            {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 #[inline]
