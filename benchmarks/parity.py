@@ -4,12 +4,17 @@ Replays every run of the development corpus (``/work/shared/corpus``, ``/work/co
 see :mod:`benchmarks.quality` for how runs are loaded) through the product's offline replay and
 writes, per run, every signal the detector emitted (dimension, rule, level, step or model turn
 index, streak, threshold, category, cycle class, explanation, unit and evidence hashes) and
-every escalation. Two passes per run:
+every escalation. Five passes per run (``PASSES``):
 
 - ``quality``: ``quality/cycleguard.yaml`` with the human silent (``hitl="timeout"``), what
   ``benchmarks/quality.py`` replays;
 - ``continue``: the built-in defaults with the human always answering continue, so that every
-  run is detected on to its end (no termination cuts it short) and resets are exercised.
+  run is detected on to its end (no termination cuts it short) and resets are exercised;
+- ``subagent`` (the lowest thresholds), ``budget`` (the ``tool_calling`` budget preset) and
+  ``custom_masks`` (a custom mask pattern: the other masking path), each answered continue.
+
+The golden file was recorded with the pure-Python detector (main at 51726ef), before any of
+the detection core was compiled.
 
 Usage::
 
@@ -92,16 +97,24 @@ class _RecordingReplayer(Replayer):
         super()._escalate(state, span, signals, sequence, tool_index, turn_index)
 
 
-PASSES: dict[str, tuple[str | None, str]] = {
+# name -> (configuration file, or keyword arguments of CycleGuardConfig; the human's answer)
+PASSES: dict[str, tuple[str | dict, str]] = {
     "quality": (DEFAULT_CONFIG, "timeout"),
-    "continue": (None, "continue"),
+    "continue": ({}, "continue"),
+    # the lowest thresholds, so that more rules fire on more runs
+    "subagent": ({"profile": "subagent"}, "continue"),
+    # budgets (off by default) on, with the tool-calling preset
+    "budget": ({"profiles": {"general": {"budget": {"preset": "tool_calling"}}}}, "continue"),
+    # a custom mask pattern: the single-alternation masking path instead of the fast one
+    "custom_masks": ({"mask_patterns": (r"req-[a-z]+",)}, "continue"),
 }
 
 
 def _configs() -> dict[str, tuple[CycleGuardConfig, str]]:
     out = {}
-    for name, (path, hitl) in PASSES.items():
-        out[name] = (load_config(path) if path else CycleGuardConfig(), hitl)
+    for name, (source, hitl) in PASSES.items():
+        config = load_config(source) if isinstance(source, str) else CycleGuardConfig(**source)
+        out[name] = (config, hitl)
     return out
 
 

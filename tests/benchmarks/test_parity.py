@@ -1,6 +1,6 @@
 """The detector against its golden outputs (benchmarks/parity.py) on a handful of corpus runs.
 
-``data/parity_runs.jsonl.gz`` holds the golden records of 15 runs of the development corpus
+``data/parity_runs.jsonl.gz`` holds the golden records of a few runs of the development corpus
 chosen so that every rule and level the whole corpus fires appears at least once, plus one
 silent run per source. The whole corpus: ``benchmarks/parity.py --check``.
 """
