@@ -210,6 +210,11 @@ class Normalizer:
         self._fold = bytes.maketrans(_DIGITS, b"0" * 10)
         self._seen: dict[int, int] = {}
 
+    @property
+    def fast_masks(self) -> bool:
+        """The default masks alone (the compiled core's masking applies)."""
+        return self._fast
+
     def args_hash(self, tool: str, arguments: Any) -> int:
         """Hash of (tool, canonical arguments): the identity of a call."""
         return self.call_key(tool, arguments)[0]

@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from otel_cycleguard.config import load_config
 from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
-from otel_cycleguard.detect.normalize import DEFAULT_MASK_PATTERNS, Normalizer, canonical_json
+from otel_cycleguard.detect.normalize import (
+    DEFAULT_MASK_PATTERNS,
+    Normalizer,
+    canonical_json,
+    hash_bytes,
+)
 
 N = Normalizer()
 
@@ -320,3 +325,25 @@ def test_a_uuid_whose_last_group_starts_with_a_letter_is_masked_as_it_always_was
     text = '"id": "1f54fe63-e663-468d-82ad-dfc63854eec1"'
     assert N.mask(text) == '"id": "#-e663-468d-82ad-#"' == _two_passes(text)
     assert REFERENCE_MASK.sub("#", text) == '"id": "#"'
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from([*ASCII_VOLATILE.elements, "Word", " ", ",", "__"]), max_size=80
+    ).map("".join),
+    size=st.integers(1, 4),
+)
+def test_compiled_text_digest_equals_the_words_and_their_sketch(text, size):
+    # text_loop's digest of a turn: the compiled core for ASCII with the default masks, against
+    # the words and the shingle sketch computed here
+    from otel_cycleguard.detect.dimensions import shingle_sketch
+    from otel_cycleguard.detect.session import _normalise_words, _text_digest
+
+    words = _normalise_words(N.mask(text))
+    want = (
+        (hash_bytes(" ".join(words).encode()), shingle_sketch(words, size, hash_bytes))
+        if words
+        else None
+    )
+    assert _text_digest(N, text, size) == want

@@ -6,11 +6,12 @@
 //! answers what the Python code answers for an input it cannot handle.
 
 pub mod mask;
+pub mod text;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The hash of a text that could not be hashed (as `Normalizer.text_hash` answers).
@@ -69,6 +70,28 @@ fn text_hash_ascii_py(text: &Bound<'_, PyString>, limit: usize) -> PyResult<u64>
     )
 }
 
+/// `text_loop`'s digest of a model turn's ASCII text (at most 64 KB, masked here): `(hash of
+/// the normalised words, bottom-k sketch of their shingles)`, or `None` without a word.
+#[pyfunction]
+fn text_digest_ascii<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    shingle: usize,
+    k: usize,
+) -> PyResult<Option<(u64, Bound<'py, PyTuple>)>> {
+    let bytes = text.to_str()?.as_bytes();
+    let digest = catch_unwind(AssertUnwindSafe(|| {
+        let masked = mask::mask_ascii(bytes);
+        text::digest(masked.as_deref().unwrap_or(bytes), shingle, k)
+    }))
+    .unwrap_or(None);
+    match digest {
+        // a tuple, as the Python sketch is (saved state tags tuples)
+        Some((exact, sketch)) => Ok(Some((exact, PyTuple::new(py, sketch)?))),
+        None => Ok(None),
+    }
+}
+
 /// `xxh3_64` of bytes (the same digest as Python's `xxhash.xxh3_64_intdigest`).
 #[pyfunction]
 fn xxh3(data: &Bound<'_, PyBytes>) -> u64 {
@@ -80,5 +103,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;
     m.add("text_hash_ascii", wrap_pyfunction!(text_hash_ascii_py, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3, m)?)?;
+    m.add_function(wrap_pyfunction!(text_digest_ascii, m)?)?;
     Ok(())
 }
