@@ -8,16 +8,9 @@ EXTRAS="${1:-}"
 # incremental and an unchanged core costs nothing.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/otel-cycleguard/target}"
 if ! command -v cargo >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        echo "==> installing a Rust toolchain (Debian's cargo) to build the detection core"
-        SUDO=""
-        [ "$(id -u)" != 0 ] && SUDO="sudo"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends cargo >/dev/null
-    else
-        echo "error: building otel-cycleguard needs a Rust toolchain (cargo): see https://rustup.rs" >&2
-        exit 1
-    fi
+    echo "error: building otel-cycleguard needs a Rust toolchain (cargo, on PATH): the detection" >&2
+    echo "core is compiled (rust/cycleguard-core). Install one with rustup (https://rustup.rs)." >&2
+    exit 1
 fi
 PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then

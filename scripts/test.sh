@@ -16,4 +16,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 source scripts/setup-env.sh test,frameworks
 .venv/bin/ruff check otel_cycleguard tests benchmarks quality
+# the compiled core's own tests (cached build directory: see setup-env.sh)
+PYO3_PYTHON="$PWD/.venv/bin/python" cargo test --quiet --release --manifest-path rust/cycleguard-core/Cargo.toml
 exec .venv/bin/python -m pytest "$@"
