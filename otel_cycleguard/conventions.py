@@ -60,10 +60,13 @@ def classify(name: str, attributes: Mapping[str, Any]) -> str:
     if op is not None:
         if op == "execute_tool":
             return SpanRole.TOOL
-        if op in _MODEL_OPS:
-            return SpanRole.MODEL
-        if op in _AGENT_OPS:
-            return SpanRole.AGENT
+        # Any OTLP value can arrive here (a map, an array of maps: unhashable): set look-ups
+        # only for strings; every other test in this module is ``==`` or ``isinstance``.
+        if op.__class__ is str:
+            if op in _MODEL_OPS:
+                return SpanRole.MODEL
+            if op in _AGENT_OPS:
+                return SpanRole.AGENT
     kind = attributes.get(OI_KIND)
     if kind is not None:
         if kind == "TOOL":
@@ -108,7 +111,7 @@ def _unwrap_traceloop_input(value: Any) -> Any:
         return value
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: text nested thousands deep
         return value
     if isinstance(parsed, dict) and set(parsed) <= {"args", "kwargs"}:
         args, kwargs = parsed.get("args") or [], parsed.get("kwargs") or {}
@@ -129,7 +132,7 @@ def _unwrap_langchain_tool_message(value: Any) -> tuple[Any, bool]:
         return value, False
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value, False
     if not isinstance(parsed, dict) or parsed.get("type") != "tool":
         return value, False
@@ -194,7 +197,7 @@ def _text_of_messages(raw: Any) -> str | None:
         return None
     try:
         messages = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
     texts: list[str] = []
     for message in messages if isinstance(messages, list) else [messages]:

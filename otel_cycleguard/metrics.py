@@ -24,6 +24,7 @@ from otel_cycleguard.detect.signals import RULES, Dimension, Level
 
 __all__ = [
     "DECISIONS",
+    "DROP_REASONS",
     "EVICTION_CAUSES",
     "OTHER",
     "PROCESSOR_SECONDS_BUCKETS",
@@ -51,6 +52,7 @@ TERMINATION_REASONS: tuple[str, ...] = (
 )
 EVICTION_CAUSES: tuple[str, ...] = ("lru", "idle")
 SPAN_KINDS: tuple[str, ...] = ("tool", "model", "other")
+DROP_REASONS: tuple[str, ...] = ("queue_full", "open_spans")
 
 STEPS_TO_FIRST_CYCLE_BUCKETS: tuple[float, ...] = (5, 10, 20, 50, 100, 200, 500, float("inf"))
 """Tool calls before a session's first TERM: healthy coding runs take hundreds of steps."""
@@ -216,6 +218,12 @@ class CycleGuardMetrics:
             "Session states dropped to bound memory (lru|idle).",
             ("cause",),
         )
+        self._spans_dropped = counter(
+            "cycleguard_spans_dropped",
+            "Spans the processor could not keep: queue_full (background detection fell behind "
+            "for longer than max_wait_s: not detected), open_spans (max_open_spans reached).",
+            ("reason",),
+        )
         self._sessions_active = Gauge(
             "cycleguard_sessions_active",
             "Sessions currently tracked by the detector.",
@@ -240,6 +248,8 @@ class CycleGuardMetrics:
             self._sessions_evicted.labels(cause=cause)
         for span_kind in SPAN_KINDS:
             self._processor_seconds.labels(span_kind=span_kind)
+        for reason in DROP_REASONS:
+            self._spans_dropped.labels(reason=reason)
 
     # -- label helpers ---------------------------------------------------------------------
 
@@ -363,6 +373,11 @@ class CycleGuardMetrics:
     def session_evicted(self, cause: str) -> None:
         """A session's state was dropped to bound memory (lru or idle)."""
         self._sessions_evicted.labels(cause=_enumerated(cause, EVICTION_CAUSES)).inc()
+
+    @_never_raises
+    def span_dropped(self, reason: str) -> None:
+        """The span processor dropped a span (queue_full or open_spans)."""
+        self._spans_dropped.labels(reason=_enumerated(reason, DROP_REASONS)).inc()
 
     @_never_raises
     def set_sessions_active(self, n: int) -> None:

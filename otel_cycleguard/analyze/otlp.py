@@ -16,7 +16,17 @@ from otel_cycleguard.analyze.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, hex_id
 from otel_cycleguard.analyze.problems import BadSpan
 from otel_cycleguard.spans import SpanData, SpanEvent
 
-__all__ = ["any_value", "attributes", "span_from_otlp", "spans_from_resource_spans"]
+__all__ = [
+    "MAX_VALUE_DEPTH",
+    "any_value",
+    "attributes",
+    "span_from_otlp",
+    "spans_from_resource_spans",
+]
+
+MAX_VALUE_DEPTH = 32
+"""Arrays and maps nested deeper than this are cut (the inner value is left out): no
+instrumentation nests that deep, and unbounded recursion would end in ``RecursionError``."""
 
 Report = Callable[[str], None]
 
@@ -28,16 +38,21 @@ _last_trace_id: tuple[object, str] = (_NOTHING, "")
 _last_parent_id: tuple[object, str] = (_NOTHING, "")
 
 
-def any_value(value: Mapping[str, Any]) -> Any:
+def any_value(value: Mapping[str, Any], _depth: int = 0) -> Any:
     """Unwrap an OTLP ``AnyValue`` into a plain Python value (None when empty).
 
-    Arrays become tuples, key-value lists dicts, bytes stay base64 text.
+    Arrays become tuples, key-value lists dicts, bytes stay base64 text. Values nested more
+    than :data:`MAX_VALUE_DEPTH` arrays/maps deep are None (left out).
     """
     if value.__class__ is dict and len(value) == 1:
         # One key, as every exporter writes it: dispatch on it (same checks as below).
         for kind in value:
             unwrap = _UNWRAP.get(kind)
-            return None if unwrap is None else unwrap(value[kind])
+            if unwrap is None:
+                return None
+            if unwrap is _array or unwrap is _kvlist:
+                return unwrap(value[kind], _depth + 1)
+            return unwrap(value[kind])
     if "stringValue" in value:
         return _string(value["stringValue"])
     if "intValue" in value:
@@ -47,9 +62,9 @@ def any_value(value: Mapping[str, Any]) -> Any:
     if "doubleValue" in value:
         return _double(value["doubleValue"])
     if "arrayValue" in value:
-        return _array(value["arrayValue"])
+        return _array(value["arrayValue"], _depth + 1)
     if "kvlistValue" in value:
-        return _kvlist(value["kvlistValue"])
+        return _kvlist(value["kvlistValue"], _depth + 1)
     if "bytesValue" in value:
         return str(value["bytesValue"])
     return None
@@ -79,12 +94,16 @@ def _double(real: Any) -> float:
     return float(real)  # the protobuf mapping writes "NaN" and "Infinity" as strings
 
 
-def _array(array: Any) -> tuple[Any, ...]:
-    return tuple(any_value(item) for item in array.get("values", ()))
+def _array(array: Any, depth: int = 1) -> tuple[Any, ...] | None:
+    if depth > MAX_VALUE_DEPTH:
+        return None
+    return tuple([any_value(item, depth) for item in array.get("values", ())])
 
 
-def _kvlist(kvlist: Any) -> dict[str, Any]:
-    return attributes(kvlist.get("values", ()))
+def _kvlist(kvlist: Any, depth: int = 1) -> dict[str, Any] | None:
+    if depth > MAX_VALUE_DEPTH:
+        return None
+    return attributes(kvlist.get("values", ()), depth)
 
 
 _UNWRAP: dict[str, Callable[[Any], Any]] = {
@@ -98,7 +117,7 @@ _UNWRAP: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def attributes(items: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
+def attributes(items: Iterable[Mapping[str, Any]] | None, _depth: int = 0) -> dict[str, Any]:
     """OTLP ``KeyValue`` list to a dict; keys with an empty value are left out."""
     result: dict[str, Any] = {}
     for item in items or ():
@@ -119,7 +138,7 @@ def attributes(items: Iterable[Mapping[str, Any]] | None) -> dict[str, Any]:
                     except ValueError:
                         pass  # any_value words the error
         try:
-            value = any_value(value or {})
+            value = any_value(value or {}, _depth)
         except (ValueError, TypeError, AttributeError) as exc:
             raise ValueError(f"attribute {key!r}: {exc}") from exc
         if value is not None:
@@ -255,6 +274,9 @@ def spans_from_resource_spans(
                     continue
                 except AttributeError:
                     report(f"span entry is not an object: {span!r:.80}")
+                    continue
+                except Exception as exc:  # one unreadable span never costs its neighbours
+                    report(f"span skipped: {type(exc).__name__}: {exc!s:.120}")
                     continue
                 yield converted
 

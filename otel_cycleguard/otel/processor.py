@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from opentelemetry.trace import format_trace_id
 
 from otel_cycleguard import conventions
 from otel_cycleguard._errors import internal_error
+from otel_cycleguard._ratelog import RateLimitedLog
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
 from otel_cycleguard.derive import DerivedCalls
@@ -40,6 +42,11 @@ logger = logging.getLogger("otel_cycleguard")
 # agent spans whose end ``on_end`` acts on. ``on_end`` tests them as literals (faster).
 _MARKER_KEYS = frozenset((GENAI_OP, OI_KIND, TL_KIND, "llm.request.type"))
 _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
+_DROP_WHY = {
+    "queue_full": "the detection queue stayed full (detection stuck), the span was not detected",
+    "open_spans": "max_open_spans reached, its descendants will not inherit its session",
+}
+_ROOM_EVERY = 256  # spans detected between two wake-ups of agent threads waiting for room
 
 
 class SpanRef:
@@ -75,9 +82,15 @@ class CycleGuardSpanProcessor(SpanProcessor):
     Open-span bookkeeping is bounded by ``max_open_spans``.
 
     ``background=True`` moves detection off the agent's thread, the way ``BatchSpanProcessor``
-    moves export: ``on_end`` only queues the finished tool/model span (bounded by
-    ``max_queue``; overflow is counted in ``dropped_spans``) and a daemon worker detects within
-    ``flush_interval_s``. Every enforcement point (``check()``, the adapters) and
+    moves export: ``on_end`` only queues the finished tool/model span and a daemon worker
+    detects within ``flush_interval_s``. The queue is bounded by ``max_queue``; when it is
+    full, ``on_end`` waits for the worker to make room instead of dropping: back-pressure on
+    a burst, never a silent loss. A span is dropped only when detection made no progress for
+    ``max_wait_s`` (2 s: the worker is stuck), when this thread waited ten times that without
+    its turn, or when ``on_end`` runs on the draining thread itself; every drop is counted
+    (``dropped_spans``, ``cycleguard_spans_dropped_total``) and logged, at most one line a
+    minute. The default ``max_queue`` (20 000 spans, about 60 MB at ~3 KB a queued span)
+    absorbs a few seconds of burst before agent threads wait (benchmarks/background.py). Every enforcement point (``check()``, the adapters) and
     ``force_flush()`` first drains the queue on the calling thread, so what the agent is told
     is exactly as in the default synchronous mode; only observers (metrics, trace annotation)
     may see a signal up to ``flush_interval_s`` later.
@@ -91,7 +104,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         observers: list[Observer] | None = None,
         max_open_spans: int = 100_000,
         background: bool = False,
-        max_queue: int = 100_000,
+        max_queue: int = 20_000,
         flush_interval_s: float = 0.05,
     ) -> None:
         if guard is not None and config is not None:
@@ -109,7 +122,14 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._drain_lock = threading.Lock()
         self._wakeup = threading.Event()
         self._worker: threading.Thread | None = None
+        self._room = threading.Condition(threading.Lock())  # signalled as the queue drains
+        self._waiting = 0  # agent threads waiting for room
+        self._drainer: int | None = None  # the thread detecting right now
+        self._stalled = False  # a wait for room timed out: drop at once until room is made
+        self._detected = 0  # spans the drainers went through (progress, for waiting threads)
+        self.max_wait_s = 2.0  # without progress; a busy host can starve the worker a while
         self.dropped_spans = 0
+        self._drop_log = RateLimitedLog(logger, 60.0)
         self.guard = guard if guard is not None else CycleGuard(config, observers=observers or ())
         if guard is not None and observers:
             self.guard.observers.extend(observers)
@@ -179,10 +199,13 @@ class CycleGuardSpanProcessor(SpanProcessor):
                     span.context.trace_id
                 )
             with self._open_lock:
-                if len(self._open) >= self._max_open:
+                full = len(self._open) >= self._max_open
+                if full:
                     self.dropped_open_spans += 1
-                    return
-                self._open[span_id] = info
+                else:
+                    self._open[span_id] = info
+            if full:
+                self._dropped("open_spans")
         except Exception as exc:
             internal_error("CycleGuardSpanProcessor.on_start", exc)
 
@@ -223,8 +246,9 @@ class CycleGuardSpanProcessor(SpanProcessor):
             else:
                 info = self._open.pop(span.context.span_id, None) if self._open else None
             if self.background:
-                if len(self._queue) >= self._max_queue:
+                if len(self._queue) >= self._max_queue and not self._wait_for_room():
                     self.dropped_spans += 1
+                    self._dropped("queue_full")
                     return
                 self._queue.append((span, attrs, info))
                 return
@@ -246,18 +270,73 @@ class CycleGuardSpanProcessor(SpanProcessor):
             return 0
         done = 0
         with self._drain_lock:
-            queue = self._queue
-            while queue:
-                try:
-                    span, attrs, info = queue.popleft()
-                except IndexError:
-                    break
-                try:
-                    self._observe_end(span, attrs, info)
-                except Exception as exc:
-                    internal_error("CycleGuardSpanProcessor.drain", exc)
-                done += 1
+            self._drainer = threading.get_ident()
+            try:
+                queue = self._queue
+                while queue:
+                    try:
+                        span, attrs, info = queue.popleft()
+                    except IndexError:
+                        break
+                    try:
+                        self._observe_end(span, attrs, info)
+                    except Exception as exc:
+                        internal_error("CycleGuardSpanProcessor.drain", exc)
+                    done += 1
+                    self._detected += 1
+                    if not done % _ROOM_EVERY:
+                        self._made_room()
+            finally:
+                self._drainer = None
+        self._made_room()
         return done
+
+    def _wait_for_room(self) -> bool:
+        """The queue is full: wait (releasing the GIL to the worker) until it has room.
+
+        False, at once, on the draining thread itself (it would wait for itself) and while
+        a previous wait timed out with no progress (the worker is stuck: do not slow every
+        span of the agent by ``max_wait_s``)."""
+        if self._stalled or self._drainer == threading.get_ident():
+            return False
+        now = time.monotonic()
+        deadline, cap, mark = now + self.max_wait_s, now + 10 * self.max_wait_s, self._detected
+        with self._room:
+            self._waiting += 1
+            try:
+                self._wakeup.set()
+                while len(self._queue) >= self._max_queue:
+                    now = time.monotonic()
+                    if now >= deadline:
+                        if self._detected == mark:
+                            self._stalled = True  # no progress in max_wait_s: stuck
+                            return False
+                        if now >= cap:  # progressing, but never our turn: this span only
+                            return False
+                        # Progressing, others took the room first: keep waiting.
+                        deadline, mark = now + self.max_wait_s, self._detected
+                    self._room.wait(deadline - now)
+            finally:
+                self._waiting -= 1
+        return True
+
+    def _made_room(self) -> None:
+        self._stalled = False
+        if self._waiting:
+            with self._room:
+                self._room.notify_all()
+
+    def _dropped(self, reason: str) -> None:
+        """Make a drop visible: the metric, and a log line at most once a minute."""
+        if self.metrics is not None:
+            self.metrics.span_dropped(reason)
+        self._drop_log.log(
+            "otel-cycleguard dropped a span (%s): %s; %d so far, %d more since the last line "
+            "(cycleguard_spans_dropped_total)",
+            reason,
+            _DROP_WHY.get(reason, reason),
+            self.dropped_spans + self.dropped_open_spans,
+        )
 
     def _start_worker(self) -> None:
         self._wakeup.clear()
@@ -373,6 +452,11 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._open = {}
         self._drain_lock = threading.Lock()
         self._wakeup = threading.Event()
+        self._room = threading.Condition(threading.Lock())
+        self._waiting = 0
+        self._drainer = None
+        self._stalled = False
+        self._drop_log = RateLimitedLog(logger, 60.0)
         self._queue = deque()
         self.guard.after_fork()
         self.derived.after_fork()

@@ -52,7 +52,9 @@ class ServiceSettings:
     queue_spans: int = 200_000
     ready_high_water: float = 0.9
     retry_after_s: float = 2.0
-    max_connections: int = 64
+    max_connections: int = 64  # complete HTTP requests handled at once / concurrent RPCs
+    max_open_connections: int = 1024  # open HTTP connections (idle, reading, handled)
+    request_timeout_s: float = 30.0  # a whole HTTP request (head and body) from its first byte
     grpc_workers: int = 8
     state_file: str | None = ".cycleguard/service-state.json"
     snapshot_interval_s: float | None = 30.0
@@ -63,8 +65,10 @@ class ServiceSettings:
         for name in ("max_request_bytes", "max_decompressed_bytes", "queue_spans"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        if self.max_connections < 1 or self.grpc_workers < 1:
-            raise ValueError("max_connections and grpc_workers must be >= 1")
+        if self.max_connections < 1 or self.grpc_workers < 1 or self.max_open_connections < 1:
+            raise ValueError("max_connections, max_open_connections, grpc_workers must be >= 1")
+        if self.request_timeout_s <= 0:
+            raise ValueError("request_timeout_s must be > 0")
         if self.http_port is None and self.grpc_port is None:
             raise ValueError("enable at least one of OTLP/HTTP and OTLP/gRPC")
 
@@ -135,6 +139,13 @@ class CycleGuardService:
             ("protocol", "outcome"),
             registry=self.registry,
         )
+        self._skipped = Counter(
+            "cycleguard_service_spans_skipped",
+            "Accepted spans skipped by the detection worker because reading or detecting on "
+            "them raised (each is logged, at most one line a minute); their neighbours were "
+            "processed.",
+            registry=self.registry,
+        )
         self.guard = CycleGuard(self.config)
         self.guard.observers.append(MetricsObserver(self.metrics, self.guard))
         self.recent = RecentSignals()
@@ -174,8 +185,10 @@ class CycleGuardService:
             self.guard,
             self.resolver,
             capacity_spans=self.settings.queue_spans,
-            snapshot=self.save_state if self.state is not None else None,
+            capture=self._capture_state if self.state is not None else None,
+            write=self.state.write if self.state is not None else None,
             snapshot_interval_s=self.settings.snapshot_interval_s if self.state else None,
+            on_skipped=self._skipped.inc,
         )
         Gauge(
             "cycleguard_service_queue_spans",
@@ -232,25 +245,41 @@ class CycleGuardService:
             return True
         self._stopped = True
         self.stopping.set()
+        started = time.monotonic()
         if self.grpc is not None:
-            self.grpc.stop(grace_s=2.0)
-        drained = self.ingestor.drain(self.settings.drain_timeout_s)
+            try:
+                self.grpc.stop(grace_s=2.0)
+            except Exception:
+                logger.exception("cycleguard serve: stopping OTLP/gRPC failed")
+        ing = self.ingestor
+        backlog = ing.queued
+        drained = ing.drain(max(0.0, self.settings.drain_timeout_s - (time.monotonic() - started)))
         if not drained:
             logger.error(
-                "cycleguard serve: %d spans still queued after %.0fs",
-                self.ingestor.queued,
+                "cycleguard serve: %d of the %d spans queued at shutdown not processed within "
+                "the %.0fs drain budget (%d processed since start)",
+                ing.queued,
+                backlog,
                 self.settings.drain_timeout_s,
+                ing.processed,
             )
-        self.engine.shutdown(wait=True)
-        self.save_state()
+        try:
+            self.engine.shutdown(wait=True)
+        except Exception:
+            logger.exception("cycleguard serve: stopping the escalation workers failed")
+        saved = self.save_state_safely()
         if self.http is not None:
             self.http.stop()
         logger.info(
-            "cycleguard serve stopped: %d spans processed, state %s",
-            self.ingestor.processed,
-            "saved" if self.state else "not kept (no state file)",
+            "cycleguard serve stopped: %d spans processed (%d queued at shutdown, %d left) in "
+            "%.1fs, state %s",
+            ing.processed,
+            backlog,
+            ing.queued,
+            time.monotonic() - started,
+            ("saved" if saved else "NOT saved") if self.state else "not kept (no state file)",
         )
-        return drained
+        return drained and saved
 
     # -- readiness and accounting ----------------------------------------------------------
 
@@ -283,10 +312,29 @@ class CycleGuardService:
     # -- persistence -----------------------------------------------------------------------
 
     def save_state(self) -> None:
-        """Snapshot sessions, trace bindings, ladders and pending escalations (atomic)."""
+        """Snapshot sessions, trace bindings, ladders and pending escalations (atomic).
+
+        Captured under the ingestion lock, so between two items whether the worker runs or
+        not (the resolver is the worker's alone and is not safe to read while it works)."""
         if self.state is None:
             return
-        self.state.save(
+        with self.ingestor.lock:
+            body = self._capture_state()
+        self.state.write(body)
+
+    def save_state_safely(self) -> bool:
+        """:meth:`save_state`, logging instead of raising (shutdown must reach its end)."""
+        try:
+            self.save_state()
+            return True
+        except Exception:
+            logger.exception("cycleguard serve: the final state save failed")
+            return False
+
+    def _capture_state(self) -> bytes:
+        """The state file's bytes now (call between two items: the worker, or its lock)."""
+        assert self.state is not None
+        return self.state.encode(
             {
                 "sessions": self.guard.export_sessions(),
                 "traces": self.resolver.export_state(),

@@ -74,7 +74,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--retry-after", type=float, default=2.0, help="seconds suggested when throttling"
     )
     parser.add_argument(
-        "--max-connections", type=int, default=64, help="concurrent HTTP connections / RPCs"
+        "--max-connections",
+        type=int,
+        default=64,
+        help="complete HTTP requests handled at once / concurrent RPCs",
+    )
+    parser.add_argument(
+        "--max-open-connections",
+        type=int,
+        default=1024,
+        help="open HTTP connections; at the cap the longest-waiting one is evicted",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=30.0,
+        help="seconds a whole HTTP request (head and body) may take from its first byte",
     )
     parser.add_argument(
         "--state-file",
@@ -83,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--snapshot-interval", type=float, default=30.0, help="seconds between state snapshots"
+    )
+    parser.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=30.0,
+        help="seconds SIGTERM may spend processing what is queued before the final save",
     )
     parser.add_argument(
         "--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR")
@@ -117,8 +138,11 @@ def run(args: argparse.Namespace) -> int:
             queue_spans=args.queue_spans,
             retry_after_s=args.retry_after,
             max_connections=args.max_connections,
+            max_open_connections=args.max_open_connections,
+            request_timeout_s=args.request_timeout,
             state_file=args.state_file or None,
             snapshot_interval_s=args.snapshot_interval if args.snapshot_interval > 0 else None,
+            drain_timeout_s=args.drain_timeout,
         )
     except (ConfigError, ValueError) as exc:
         print(f"cycleguard serve: {exc}", file=sys.stderr)

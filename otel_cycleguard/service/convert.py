@@ -8,14 +8,14 @@ reason kept for the OTLP partial-success message.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from otel_cycleguard.analyze._json import loads as json_loads
 from otel_cycleguard.analyze._spandata import new_span
-from otel_cycleguard.analyze.otlp import spans_from_resource_spans
+from otel_cycleguard.analyze.otlp import MAX_VALUE_DEPTH, spans_from_resource_spans
 from otel_cycleguard.spans import SpanData, SpanEvent
 
 __all__ = ["Converted", "from_json", "from_protobuf", "from_request"]
@@ -41,7 +41,7 @@ class Converted:
             self.reason = reason
 
 
-def _value(v: Any) -> Any:
+def _value(v: Any, depth: int = 0) -> Any:
     kind = v.WhichOneof("value")
     if kind == "string_value":
         return v.string_value
@@ -51,16 +51,18 @@ def _value(v: Any) -> Any:
         return v.bool_value
     if kind == "double_value":
         return v.double_value
-    if kind == "array_value":
-        return tuple(_value(item) for item in v.array_value.values)
+    if kind == "array_value":  # nested too deep: left out (as OTLP/JSON, analyze.otlp)
+        if depth >= MAX_VALUE_DEPTH:
+            return None
+        return tuple([_value(item, depth + 1) for item in v.array_value.values])
     if kind == "kvlist_value":
-        return _attributes(v.kvlist_value.values)
+        return _attributes(v.kvlist_value.values, depth + 1) if depth < MAX_VALUE_DEPTH else None
     if kind == "bytes_value":
         return v.bytes_value.hex()
     return None
 
 
-def _attributes(items: Iterable[Any]) -> dict[str, Any]:
+def _attributes(items: Iterable[Any], depth: int = 0) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kv in items:
         v = kv.value
@@ -75,7 +77,7 @@ def _attributes(items: Iterable[Any]) -> dict[str, Any]:
         elif kind == "int_value":
             out[kv.key] = v.int_value
         elif kind is not None:
-            value = _value(v)
+            value = _value(v, depth)
             if value is not None:
                 out[kv.key] = value
     return out
@@ -102,30 +104,34 @@ def from_request(request: ExportTraceServiceRequest) -> Converted:
                 if not name:
                     out.reject(f"span {span_id.hex()}: no name")
                     continue
-                parent = span.parent_span_id
-                events = span.events
-                status = span.status
-                append(
-                    new_span(
-                        trace_id.hex(),
-                        span_id.hex(),
-                        name,
-                        parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
-                        _attributes(span.attributes),
-                        tuple(
-                            SpanEvent(e.name, _attributes(e.attributes), e.time_unix_nano)
-                            for e in events
-                        )
-                        if events
-                        else (),
-                        status.code == _STATUS_ERROR,
-                        status.message or None,
-                        resource,
-                    )
-                )
+                try:  # one unreadable span never costs its neighbours (try is free in 3.11)
+                    converted = _span(span, trace_id, span_id, name, resource)
+                except Exception as exc:
+                    out.reject(f"span {span_id.hex()}: {type(exc).__name__}: {exc!s:.120}")
+                    continue
+                append(converted)
     return out
+
+
+def _span(span: Any, trace_id: bytes, span_id: bytes, name: str, resource: Any) -> SpanData:
+    parent = span.parent_span_id
+    events = span.events
+    status = span.status
+    return new_span(
+        trace_id.hex(),
+        span_id.hex(),
+        name,
+        parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
+        span.start_time_unix_nano,
+        span.end_time_unix_nano,
+        _attributes(span.attributes),
+        tuple(SpanEvent(e.name, _attributes(e.attributes), e.time_unix_nano) for e in events)
+        if events
+        else (),
+        status.code == _STATUS_ERROR,
+        status.message or None,
+        resource,
+    )
 
 
 def from_protobuf(body: bytes) -> Converted:
@@ -141,9 +147,11 @@ def from_protobuf(body: bytes) -> Converted:
 def from_json(body: bytes) -> Converted:
     """Parse and convert an OTLP/JSON body; raises ``ValueError`` when it is not OTLP/JSON."""
     try:
-        data = json.loads(body)
+        data = json_loads(body)  # orjson: nesting past 1024 levels is a JSONDecodeError
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
+    except RecursionError:  # the standard library's parser, when orjson is missing
+        raise ValueError("not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError("an OTLP/JSON body must be an object with resourceSpans")
     blocks = data.get("resourceSpans", [])

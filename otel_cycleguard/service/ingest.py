@@ -7,8 +7,12 @@ retry hint), so the sender keeps the data and retries. Once accepted, spans are 
 shutdown drains the queue before the state is saved.
 
 One worker thread resolves sessions and runs detection, so the spans of a session are
-processed in arrival order and the resolver needs no lock. It also takes the periodic state
-snapshot *between* items, so a snapshot is always consistent with what was processed.
+processed in arrival order and the resolver needs no lock. It also captures the periodic state
+snapshot *between* items, so a snapshot is always consistent with what was processed; the
+file is written by a thread of its own, and the next capture waits at least nine times as
+long as the last one took, so snapshots never take more than a tenth of detection's time.
+``lock`` is held while an item is processed: whoever else captures state (the final save on
+shutdown) holds it too.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from otel_cycleguard import conventions
+from otel_cycleguard._ratelog import RateLimitedLog
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.guard import CycleGuard
-from otel_cycleguard.service.sessions import SessionResolver
+from otel_cycleguard.service.sessions import Resolved, SessionResolver
 from otel_cycleguard.spans import SpanData
 
 __all__ = ["Ingestor", "ServiceSpanRef"]
@@ -51,9 +57,11 @@ class Ingestor:
         resolver: SessionResolver,
         *,
         capacity_spans: int = 200_000,
-        snapshot: Callable[[], None] | None = None,
+        capture: Callable[[], Any] | None = None,
+        write: Callable[[Any], None] | None = None,
         snapshot_interval_s: float | None = None,
         on_processed: Callable[[int], None] | None = None,
+        on_skipped: Callable[[], None] | None = None,
     ) -> None:
         if capacity_spans < 1:
             raise ValueError("capacity_spans must be >= 1")
@@ -64,12 +72,21 @@ class Ingestor:
         self._queued = 0
         self._busy = 0  # spans taken by the worker but not yet processed
         self._cond = threading.Condition()
+        self.lock = threading.Lock()  # held while an item is processed (consistent captures)
         self._stop = False
-        self._snapshot = snapshot
-        self._interval = snapshot_interval_s
+        self._deadline = float("inf")  # when stopping: leave what is still queued after it
+        self._capture = capture
+        self._write = write
+        self._interval = snapshot_interval_s if capture is not None else None
         self._next_snapshot = time.monotonic() + (snapshot_interval_s or 0)
+        self._writing = threading.Event()  # a snapshot is being written
+        self._writer: threading.Thread | None = None
+        self.snapshots = 0
         self._on_processed = on_processed
+        self._on_skipped = on_skipped
+        self._skip_log = RateLimitedLog(logger, 60.0)
         self.processed = 0
+        self.skipped = 0  # spans accepted but skipped: reading or detecting on them raised
         self.accepted = 0
         self.refused = 0
         self._state_attribute = next(iter(guard.config.profiles.values())).state_hash.attribute
@@ -108,11 +125,19 @@ class Ingestor:
     # -- lifecycle -----------------------------------------------------------------------
 
     def drain(self, timeout_s: float = 30.0) -> bool:
-        """Refuse new spans, process everything queued, stop the worker. True when drained."""
+        """Refuse new spans, process what is queued within ``timeout_s``, stop the worker.
+
+        True when everything was processed. At the deadline the worker stops after the item
+        in hand and what is left stays queued (counted in ``queued``), so a save that follows
+        sees a consistent state. No periodic snapshot is taken while draining."""
         with self._cond:
             self._stop = True
+            self._deadline = time.monotonic() + timeout_s
             self._cond.notify_all()
-        self._worker.join(timeout_s)
+        self._worker.join(timeout_s + 5.0)  # + the item in hand at the deadline
+        writer = self._writer
+        if writer is not None:
+            writer.join(10.0)  # a periodic write in flight finishes before the final save
         return not self._worker.is_alive() and self.queued == 0
 
     def wait_idle(self, timeout_s: float = 10.0) -> bool:
@@ -139,15 +164,16 @@ class Ingestor:
                     cond.wait(timeout)
                     if self._interval and time.monotonic() >= self._next_snapshot:
                         break
+                if self._stop and (not self._items or time.monotonic() >= self._deadline):
+                    return  # drained, or out of time: the rest stays queued
                 item = self._items.popleft() if self._items else None
                 if item is not None:
                     self._queued -= len(item)
                     self._busy = len(item)
-                elif self._stop:
-                    return
             if item is not None:
                 try:
-                    self.process(item)
+                    with self.lock:
+                        self.process(item)
                 except Exception:  # a bug must not stop ingestion
                     logger.exception("cycleguard serve: a batch failed in detection; continuing")
                 finally:
@@ -157,74 +183,121 @@ class Ingestor:
                         cond.notify_all()
                 if self._on_processed is not None:
                     self._on_processed(len(item))
-            if self._interval and time.monotonic() >= self._next_snapshot:
-                self._next_snapshot = time.monotonic() + self._interval
+            if self._interval and not self._stop and time.monotonic() >= self._next_snapshot:
                 self._take_snapshot()
 
     def _take_snapshot(self) -> None:
-        if self._snapshot is None:
-            return
+        """Capture on this thread (between items: consistent), write on another."""
+        start = time.monotonic()
+        if self._capture is None or self._writing.is_set():
+            self._next_snapshot = start + (self._interval or 0)
+            return  # the last one is still being written: skip this one
         try:
-            self._snapshot()
+            with self.lock:
+                data = self._capture()
         except Exception:
             logger.exception("cycleguard serve: periodic state snapshot failed")
+            data = None
+        took = time.monotonic() - start
+        # Snapshots take at most a tenth of the worker's time, whatever the interval.
+        self._next_snapshot = time.monotonic() + max(self._interval or 0, 9 * took)
+        if data is None:
+            return
+        self._writing.set()
+        self._writer = threading.Thread(
+            target=self._write_snapshot, args=(data,), name="cycleguard-snapshot", daemon=True
+        )
+        self._writer.start()
+
+    def _write_snapshot(self, data: Any) -> None:
+        try:
+            if self._write is not None:
+                self._write(data)
+            self.snapshots += 1
+        except Exception:
+            logger.exception("cycleguard serve: periodic state snapshot could not be written")
+        finally:
+            self._writing.clear()
 
     def process(self, spans: list[SpanData]) -> None:
-        """Resolve and detect on one request's spans (runs on the worker thread)."""
-        guard = self.guard
-        state_attribute = self._state_attribute
+        """Resolve and detect on one request's spans (runs on the worker thread).
+
+        Span by span: one that raises (a value nothing expected, a bug) is skipped, counted
+        and logged at most once a minute; its neighbours are processed as usual."""
         if len(spans) > 1:
             # An OTLP request groups spans by instrumentation scope (the client library's model
             # spans, then the agent's tool spans): back to the order they ended in, the agent's.
             spans = sorted(spans, key=_end_ns)
-        for r in self.resolver.resolve(spans):
-            span = r.span
-            if r.role == SpanRole.AGENT:
-                guard.end_session(r.session)  # breaks that held until the end count as successes
-                continue
-            attrs = span.attributes
-            ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
-            if r.role == SpanRole.TOOL:
-                call = conventions.tool_call_from(
-                    span.name,
-                    attrs,
-                    status_error=span.status_error,
-                    event_names=(e.name for e in span.events) if span.events else (),
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                    state_attribute=state_attribute,
-                )
-                self.derived.tool_span(r.session, attrs, call)
-                guard.observe_tool_call(
-                    r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
-                )
-            else:
-                events = [(e.name, e.attributes) for e in span.events]
-                for derived in self.derived.model_span(
-                    r.session,
-                    attrs,
-                    events,
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                ):  # the calls the previous turn asked for, now that their results are known
-                    guard.observe_tool_call(
-                        r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
-                    )
-                turn = conventions.model_turn_from(
-                    attrs,
-                    events=events,
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                    state_attribute=state_attribute,
-                    status_error=span.status_error,
-                    status_message=span.status_message,
-                )
-                guard.observe_model_turn(
-                    r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref
-                )
+        skip = self._skip
+        for r in self.resolver.resolve(spans, skip):
+            try:
+                self._detect(r)
+            except Exception as exc:
+                skip(r.span, exc)
+
+    def _skip(self, span: SpanData, exc: Exception) -> None:
+        self.skipped += 1
+        if self._on_skipped is not None:
+            self._on_skipped()
+        self._skip_log.log(
+            "cycleguard serve: span %s (%r, trace %s) skipped, its neighbours were processed: "
+            "%s: %s (%d more skipped since the last line; cycleguard_service_spans_skipped_total)",
+            span.span_id,
+            span.name[:80],
+            span.trace_id,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+
+    def _detect(self, r: Resolved) -> None:
+        guard = self.guard
+        state_attribute = self._state_attribute
+        span = r.span
+        if r.role == SpanRole.AGENT:
+            guard.end_session(r.session)  # breaks that held until the end count as successes
+            return
+        attrs = span.attributes
+        ref = ServiceSpanRef(span.trace_id, span.span_id, span.end_ns)
+        if r.role == SpanRole.TOOL:
+            call = conventions.tool_call_from(
+                span.name,
+                attrs,
+                status_error=span.status_error,
+                event_names=(e.name for e in span.events) if span.events else (),
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                span_id=span.span_id,
+                state_attribute=state_attribute,
+            )
+            self.derived.tool_span(r.session, attrs, call)
+            guard.observe_tool_call(
+                r.session, call, agent=r.agent, subagent=r.subagent, span_ref=ref
+            )
+            return
+        events = [(e.name, e.attributes) for e in span.events]
+        for derived in self.derived.model_span(
+            r.session,
+            attrs,
+            events,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+            span_id=span.span_id,
+        ):  # the calls the previous turn asked for, now that their results are known
+            guard.observe_tool_call(
+                r.session, derived, agent=r.agent, subagent=r.subagent, span_ref=ref
+            )
+        turn = conventions.model_turn_from(
+            attrs,
+            events=events,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+            span_id=span.span_id,
+            state_attribute=state_attribute,
+            status_error=span.status_error,
+            status_message=span.status_message,
+        )
+        guard.observe_model_turn(r.session, turn, agent=r.agent, subagent=r.subagent, span_ref=ref)
 
 
 def _end_ns(span: SpanData) -> int:

@@ -27,7 +27,7 @@ the Collector's load-balancing exporter needs to route them to one instance).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from otel_cycleguard import conventions
@@ -78,55 +78,73 @@ class SessionResolver:
         self._max_traces = max_traces
         self._max_known = max_known_spans
 
-    def resolve(self, spans: list[SpanData]) -> Iterator[Resolved]:
+    def resolve(
+        self,
+        spans: list[SpanData],
+        on_error: Callable[[SpanData, Exception], None] | None = None,
+    ) -> Iterator[Resolved]:
         """Yield the tool and model spans of one request, in arrival order, resolved, and each
-        trace's root agent span (role AGENT: the end of its run)."""
-        batch: dict[str, SpanData] | None = None
-        classify = conventions.classify
+        trace's root agent span (role AGENT: the end of its run).
+
+        A span whose resolution raises is passed to ``on_error`` and skipped; its neighbours
+        are still resolved (without ``on_error`` the exception propagates)."""
+        batch: list[dict[str, SpanData] | None] = [None]  # the request's spans by id, lazily
         for span in spans:
-            attrs = span.attributes
-            role = classify(span.name, attrs)
-            if role != SpanRole.TOOL and role != SpanRole.MODEL:
-                if role == SpanRole.AGENT or (
-                    role != SpanRole.OWN and conventions.session_hint(attrs) is not None
-                ):
-                    self._remember(span, role, attrs)
-                if role == SpanRole.AGENT and span.parent_span_id is None:
-                    # A trace's root agent span has ended: its run is over (exporters send
-                    # spans as they end, so the root comes after its children).
-                    bound = self._traces.get(span.trace_id)
-                    session = conventions.session_hint(attrs) or (
-                        bound[0] if bound is not None else span.trace_id
-                    )
-                    yield Resolved(
-                        span, role, session, conventions.agent_name(span.name, attrs), False
-                    )
+            try:
+                resolved = self._resolve_one(span, spans, batch)
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                on_error(span, exc)
                 continue
-            if role == SpanRole.TOOL and self._delegating and self._is_delegating(span, attrs):
-                self._remember(span, role, attrs)
-            own = conventions.session_hint(attrs)
-            agent = conventions.agent_name("", attrs)
-            bound = self._traces.get(span.trace_id)
-            hint = None
-            subagent = False
-            if span.parent_span_id is not None and (
-                own is None or agent is None or self._delegating
+            if resolved is not None:
+                yield resolved
+
+    def _resolve_one(
+        self, span: SpanData, spans: list[SpanData], batch: list[dict[str, SpanData] | None]
+    ) -> Resolved | None:
+        attrs = span.attributes
+        role = conventions.classify(span.name, attrs)
+        if role != SpanRole.TOOL and role != SpanRole.MODEL:
+            if role == SpanRole.AGENT or (
+                role != SpanRole.OWN and conventions.session_hint(attrs) is not None
             ):
-                if batch is None:
-                    batch = {s.span_id: s for s in spans}
-                hint, up_agent, subagent = self._ancestors(span.parent_span_id, batch)
-                agent = agent or up_agent
-            if own is not None:
-                session = own
-            elif bound is not None:
-                session = bound[0]
-            else:
-                session = hint or span.trace_id
-            if agent is None and bound is not None:
-                agent = bound[1]
-            if bound is None or (bound[1] is None and agent is not None and bound[0] == session):
-                self._bind(span.trace_id, session, agent)
-            yield Resolved(span, role, session, agent, subagent)
+                self._remember(span, role, attrs)
+            if role == SpanRole.AGENT and span.parent_span_id is None:
+                # A trace's root agent span has ended: its run is over (exporters send
+                # spans as they end, so the root comes after its children).
+                bound = self._traces.get(span.trace_id)
+                session = conventions.session_hint(attrs) or (
+                    bound[0] if bound is not None else span.trace_id
+                )
+                return Resolved(
+                    span, role, session, conventions.agent_name(span.name, attrs), False
+                )
+            return None
+        if role == SpanRole.TOOL and self._delegating and self._is_delegating(span, attrs):
+            self._remember(span, role, attrs)
+        own = conventions.session_hint(attrs)
+        agent = conventions.agent_name("", attrs)
+        bound = self._traces.get(span.trace_id)
+        hint = None
+        subagent = False
+        if span.parent_span_id is not None and (own is None or agent is None or self._delegating):
+            by_id = batch[0]
+            if by_id is None:
+                by_id = batch[0] = {s.span_id: s for s in spans}
+            hint, up_agent, subagent = self._ancestors(span.parent_span_id, by_id)
+            agent = agent or up_agent
+        if own is not None:
+            session = own
+        elif bound is not None:
+            session = bound[0]
+        else:
+            session = hint or span.trace_id
+        if agent is None and bound is not None:
+            agent = bound[1]
+        if bound is None or (bound[1] is None and agent is not None and bound[0] == session):
+            self._bind(span.trace_id, session, agent)
+        return Resolved(span, role, session, agent, subagent)
 
     # -- persistence ---------------------------------------------------------------------
 

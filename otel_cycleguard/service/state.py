@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,18 +44,29 @@ class StateFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.saves = 0
+        self._lock = threading.Lock()  # one writer of <file>.tmp at a time
 
     def save(self, state: dict[str, Any]) -> None:
+        self.write(self.encode(state))
+
+    @staticmethod
+    def encode(state: dict[str, Any]) -> bytes:
+        """The file's bytes for ``state`` (a snapshot is encoded where it is captured, so the
+        writer never reads live objects)."""
         data = {"schema": SCHEMA, "saved_at": time.time(), **state}
-        body = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
-        self.saves += 1
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+    def write(self, body: bytes) -> None:
+        """Write ``body`` atomically: ``<file>.tmp``, fsync, rename."""
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            with open(tmp, "wb") as fh:
+                fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+            self.saves += 1
 
     def load(self) -> dict[str, Any] | None:
         try:

@@ -264,7 +264,7 @@ class TestWebhookBody:
         _webhook(receiver.url).ask(request_, 5)
         body = receiver.requests[0].json
         assert set(body) == {
-            "type", "id", "session", "agent", "dimension", "streak", "threshold",
+            "type", "id", "session", "agent", "dimension", "rule", "streak", "threshold",
             "unit", "evidence", "explanation", "choices", "deadline",
         }  # fmt: skip
         assert body["type"] == "cycleguard.escalation"

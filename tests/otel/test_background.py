@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
+import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client import CollectorRegistry
 
 import otel_cycleguard
 from otel_cycleguard import CycleTerminated, load_config
 from otel_cycleguard.escalate import DirectoryProgressStore
+from otel_cycleguard.guard import Observer
+from otel_cycleguard.metrics import CycleGuardMetrics
 
 SESSION = "bg-session"
 
@@ -90,15 +97,80 @@ def test_worker_detects_without_any_enforcement_point(stack) -> None:
     assert names.count("cycleguard.signal") == 2
 
 
-def test_queue_overflow_is_counted_not_raised() -> None:
+def test_a_full_queue_makes_agent_threads_wait_not_drop() -> None:
+    """Eight threads against a 50-span queue: they wait for room; nothing is lost."""
     provider = TracerProvider()
     processor = otel_cycleguard.CycleGuardSpanProcessor(
-        config=load_config(environ={}), background=True, max_queue=1, flush_interval_s=60
+        config=load_config(environ={}), background=True, max_queue=50
     )
     provider.add_span_processor(processor)
     tracer = provider.get_tracer("t")
-    with _agent(tracer):
-        for _ in range(4):
-            _grep(tracer)
-    assert processor.dropped_spans == 4  # three more tool spans and the agent span
+
+    def agent(i: int) -> None:
+        with tracer.start_as_current_span(
+            "invoke_agent bot",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": f"s{i}"},
+        ):
+            for _ in range(300):
+                _grep(tracer)
+
+    threads = [threading.Thread(target=agent, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    processor.force_flush()
+    assert processor.dropped_spans == 0
+    assert [processor.guard.counters(f"s{i}")["tool_calls"] for i in range(8)] == [300] * 8
     processor.shutdown()
+
+
+def test_drops_are_counted_in_a_metric_and_logged_once(caplog) -> None:
+    """A stuck worker (an observer blocking detection): after max_wait_s without progress the
+    span is dropped, counted in cycleguard_spans_dropped_total and logged, once per minute."""
+    stuck = threading.Event()
+    release = threading.Event()
+
+    class Blocking(Observer):
+        def signals(self, entry, signals, span_ref) -> None:
+            stuck.set()
+            release.wait(20)
+
+    provider = TracerProvider()
+    registry = CollectorRegistry()
+    processor = otel_cycleguard.CycleGuardSpanProcessor(
+        config=load_config(environ={}), observers=[Blocking()], background=True, max_queue=2
+    )
+    processor.metrics = CycleGuardMetrics(registry)
+    processor.max_wait_s = 0.2
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("t")
+    caplog.set_level(logging.WARNING, logger="otel_cycleguard")
+    try:
+        with _agent(tracer):
+            for _ in range(3):  # the third call is a WARN: the worker blocks in the observer
+                _grep(tracer)
+            assert stuck.wait(10)
+            for _ in range(6):  # 2 fill the queue, then 4 wait 0.2 s, find no progress, drop
+                _grep(tracer)
+    finally:
+        release.set()
+    dropped = registry.get_sample_value("cycleguard_spans_dropped_total", {"reason": "queue_full"})
+    assert processor.dropped_spans >= 3 and dropped == processor.dropped_spans
+    lines = [r for r in caplog.records if "dropped a span (queue_full)" in r.getMessage()]
+    assert len(lines) == 1
+    processor.shutdown()
+
+
+@pytest.mark.slow
+def test_sixteen_agent_threads_112k_spans_default_queue_drops_nothing() -> None:
+    """The issue's load (no enforcement point, 16 threads, ~112 000 spans): with the default
+    wiring nothing is dropped and every looping session gets its signal."""
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+    try:
+        import background  # benchmarks/background.py
+    finally:
+        sys.path.pop(0)
+    result = background.run(16, 112_000, None)
+    assert result["dropped"] == 0
+    assert result["looping_without_signal"] == 0

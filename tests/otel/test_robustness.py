@@ -79,6 +79,9 @@ VALUES = st.one_of(
     st.lists(st.integers(), max_size=5),
     st.just("None"),
     st.just("null"),
+    # opentelemetry-sdk's extended attributes: maps, and arrays holding maps (unhashable)
+    st.dictionaries(st.text(max_size=8), st.text(max_size=8) | st.integers(), max_size=3),
+    st.lists(st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2), max_size=2),
 )
 KEYS = st.one_of(st.sampled_from(CONVENTION_KEYS), st.text(min_size=1, max_size=40))
 SPAN = st.fixed_dictionaries(
@@ -145,6 +148,35 @@ class TestFuzzedSpans:
             span.end()
         assert processor.open_spans() == 0
         provider.shutdown()
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_map_and_array_values_in_every_key_are_read_not_raised(raise_internal, background):
+    """Every key the guard reads, set to each value shape the SDK accepts: nothing raises and
+    the well-formed tool calls beside them are all counted."""
+    provider = TracerProvider()
+    processor = CycleGuardSpanProcessor(config=load_config(environ={}), background=background)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("shapes")
+    shapes = [{"name": "execute_tool"}, ({"a": 1}, "chat"), b"\x00", 2.5, True, ("TOOL",)]
+    shapes.append("[" * 50_000)  # JSON text nested past any parser's recursion limit
+    model_keys = ["gen_ai.input.messages", "llm.input_messages.0.message.content"]
+    with tracer.start_as_current_span(
+        "invoke_agent a", attributes=agent_attrs("a", **{"gen_ai.conversation.id": "shapes"})
+    ):
+        for shape in shapes:
+            for key in CONVENTION_KEYS + model_keys:
+                with tracer.start_as_current_span("execute_tool x", attributes={key: shape}):
+                    pass
+                with tracer.start_as_current_span(
+                    "chat m", attributes={"gen_ai.operation.name": "chat", key: shape}
+                ):
+                    pass
+            with tracer.start_as_current_span("execute_tool grep", attributes=genai_tool("grep")):
+                pass
+    processor.force_flush()
+    assert processor.guard.counters("shapes")["tool_calls"] >= len(shapes)
+    provider.shutdown()
 
 
 class TestConcurrentSessions:
