@@ -347,3 +347,12 @@ def test_compiled_text_digest_equals_the_words_and_their_sketch(text, size):
         else None
     )
     assert _text_digest(N, text, size) == want
+
+
+def test_the_compiled_masking_refuses_non_ascii_text_and_the_python_path_takes_it():
+    from otel_cycleguard import _core
+
+    with pytest.raises(ValueError):
+        _core.mask_ascii("é at line 12345")
+    assert N.mask("é at line 12345") == "é at line #"
+    assert N.text_hash("é at line 12345") == N.text_hash("é at line 67890")

@@ -10,9 +10,22 @@ pub mod text;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
+
+/// The UTF-8 bytes of an ASCII `str`; other text is refused (its classes are Python's).
+fn ascii<'a>(text: &'a Bound<'_, PyString>) -> PyResult<&'a [u8]> {
+    let bytes = text.to_str()?.as_bytes();
+    if bytes.is_ascii() {
+        Ok(bytes)
+    } else {
+        Err(PyValueError::new_err(
+            "the compiled masking takes ASCII text only",
+        ))
+    }
+}
 
 /// The hash of a text that could not be hashed (as `Normalizer.text_hash` answers).
 const UNHASHABLE: &[u8] = b"<unhashable result>";
@@ -47,11 +60,11 @@ pub fn text_hash_ascii(t: &[u8], limit: usize) -> u64 {
 /// nothing matched.
 #[pyfunction]
 fn mask_ascii<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
-    let bytes = text.to_str()?.as_bytes();
+    let bytes = ascii(&text)?;
     let masked = catch_unwind(AssertUnwindSafe(|| mask::mask_ascii(bytes))).unwrap_or(None);
     Ok(match masked {
-        // Safe: the input is ASCII (a caller contract, checked by the Python side with
-        // str.isascii) and masking only replaces ASCII bytes by `#`; from_utf8 checks anyway.
+        // The input is ASCII (the Python side checks str.isascii first) and masking only
+        // replaces ASCII bytes by `#`, so the output is UTF-8; from_utf8 checks anyway.
         Some(out) => match std::str::from_utf8(&out) {
             Ok(s) => PyString::new(py, s),
             Err(_) => text,
@@ -63,7 +76,7 @@ fn mask_ascii<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Boun
 /// `Normalizer.text_hash` for ASCII text with the default masks.
 #[pyfunction]
 fn text_hash_ascii_py(text: &Bound<'_, PyString>, limit: usize) -> PyResult<u64> {
-    let bytes = text.to_str()?.as_bytes();
+    let bytes = ascii(text)?;
     Ok(
         catch_unwind(AssertUnwindSafe(|| text_hash_ascii(bytes, limit)))
             .unwrap_or_else(|_| xxh3_64(UNHASHABLE)),
@@ -79,7 +92,7 @@ fn text_digest_ascii<'py>(
     shingle: usize,
     k: usize,
 ) -> PyResult<Option<(u64, Bound<'py, PyTuple>)>> {
-    let bytes = text.to_str()?.as_bytes();
+    let bytes = ascii(text)?;
     let digest = catch_unwind(AssertUnwindSafe(|| {
         let masked = mask::mask_ascii(bytes);
         text::digest(masked.as_deref().unwrap_or(bytes), shingle, k)

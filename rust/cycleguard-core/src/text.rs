@@ -25,7 +25,9 @@ pub fn words(masked: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn combine(hashes: &[u64]) -> u64 {
-    hashes.iter().fold(0u64, |value, &h| value.wrapping_mul(MIX).wrapping_add(h))
+    hashes
+        .iter()
+        .fold(0u64, |value, &h| value.wrapping_mul(MIX).wrapping_add(h))
 }
 
 /// (hash of the words joined by spaces, the `k` smallest distinct shingle hashes ascending),
@@ -36,7 +38,11 @@ pub fn digest(masked: &[u8], shingle: usize, k: usize) -> Option<(u64, Vec<u64>)
         return None;
     }
     let exact = xxh3_64(&words.join(&b' '));
-    let hashes: Vec<u64> = words.iter().take(MAX_SKETCH_WORDS).map(|w| xxh3_64(w)).collect();
+    let hashes: Vec<u64> = words
+        .iter()
+        .take(MAX_SKETCH_WORDS)
+        .map(|w| xxh3_64(w))
+        .collect();
     let mut grams: Vec<u64> = if hashes.len() <= shingle {
         vec![combine(&hashes)]
     } else {
