@@ -20,11 +20,22 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def test_license_is_an_spdx_string_and_the_backend_understands_it():
-    """The table form is deprecated; the string form needs setuptools 77 or later."""
+    """The table form is deprecated; maturin (the backend: the core is compiled) reads the
+    string form from 1.5 on."""
     assert PYPROJECT["project"]["license"] == "Apache-2.0"
+    assert PYPROJECT["build-system"]["build-backend"] == "maturin"
     requires = " ".join(PYPROJECT["build-system"]["requires"])
-    match = re.search(r"setuptools>=(\d+)", requires)
-    assert match and int(match.group(1)) >= 77, requires
+    match = re.search(r"maturin>=1\.(\d+)", requires)
+    assert match and int(match.group(1)) >= 5, requires
+
+
+def test_the_compiled_core_is_an_abi3_extension_of_the_package():
+    maturin = PYPROJECT["tool"]["maturin"]
+    assert maturin["module-name"] == "otel_cycleguard._core"
+    assert "pyo3/abi3-py310" in maturin["features"]
+    from otel_cycleguard import _core
+
+    assert Path(_core.__file__).name.startswith("_core.abi3")
 
 
 def test_the_zero_code_runner_has_an_extra_and_the_readme_names_it():
@@ -43,7 +54,15 @@ def test_building_the_wheel_prints_no_warning(tmp_path):
         ROOT,
         src,
         ignore=shutil.ignore_patterns(
-            ".venv", ".git", "tests", "build", "*.egg-info", "__pycache__", "cycleguard-demo"
+            ".venv",
+            ".git",
+            "tests",
+            "build",
+            "*.egg-info",
+            "__pycache__",
+            "cycleguard-demo",
+            "_core*.so",
+            "target",
         ),
     )
     done = subprocess.run(

@@ -14,6 +14,14 @@ from typing import Any
 
 import xxhash
 
+try:
+    from otel_cycleguard import _core
+except ImportError as exc:  # pragma: no cover - a checkout installed without building
+    raise ImportError(
+        "otel_cycleguard._core (the compiled detection core) is missing: install the package "
+        "with pip, which builds it (a Rust toolchain, cargo, is needed from a checkout)"
+    ) from exc
+
 try:  # orjson is ~10x faster than json for canonical dumps; the hot path wants it.
     import orjson
 
@@ -89,58 +97,11 @@ def _letter_candidate(text: str) -> bool:
     return "hhhhhhh" in text.translate(_HEX_CLASS) or "pid" in text.lower()
 
 
-# The same classes as bytes, for ASCII text (most results): bytes.translate runs a 256-entry
-# table in C at ~1 ns per character, against ~3 ns for str.translate and ~9 ns per character
-# for the regex engine's scan for a digit (its charset prefix test is not vectorised).
-_HEX_BYTES = bytes(ord("h" if chr(c) in "0123456789abcdefABCDEF" else " ") for c in range(256))
-_DIGIT_BYTES = bytes(ord("0" if chr(c) in "0123456789" else " ") for c in range(256))
-# Above one digit run per this many characters, the regex engine's own scan is cheaper than
-# a Python-level step per run (see _mask_digit_runs).
-_CHARS_PER_RUN = 32
-
-
-def _mask_ascii(text: str) -> str:
-    """:meth:`Normalizer.mask` with the defaults, for ASCII ``text`` (same result).
-
-    In ASCII text ``\\d`` is ``[0-9]``, so the digit-led patterns can only match where a
-    byte class of the text says "digit": the engine is started only there (``match`` at a
-    position still sees the text before it, so look-behinds and ``\\b`` behave as in ``sub``),
-    and the long stretches of letters between numbers are skipped by ``bytes.find``.
-    """
-    raw = text.encode("ascii")
-    digits = raw.translate(_DIGIT_BYTES)  # b"0" at every digit, b" " elsewhere
-    first = digits.find(b"0")
-    if first < 0:
-        return text  # every default pattern needs a digit
-    if b"hhhhhhh" in raw.translate(_HEX_BYTES) or b"pid" in raw.lower():
-        # letter-led candidates (as _letter_candidate, rare): the general two passes
-        text = _DIGIT_LED.sub(_MASK, _LETTER_LED.sub(_PLACEHOLDER, text))
-        return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
-    if digits.count(b" 0") * _CHARS_PER_RUN > len(raw):
-        return _DIGIT_LED.sub(_MASK, text)  # digit-dense text: the engine's scan is cheaper
-    return _mask_digit_runs(text, digits, first)
-
-
-def _mask_digit_runs(text: str, digits: bytes, first: int) -> str:
-    """``_DIGIT_LED.sub(_MASK, text)``, trying the pattern only at digits (``digits``: the
-    text's byte classes, ``first``: the first digit). A match is never empty (it starts with
-    a digit), so ``sub`` goes on at its end, as here."""
-    match, find = _DIGIT_LED.match, digits.find
-    parts: list[str] = []
-    done = 0  # text[:done] is in parts already
-    at = first
-    while at >= 0:
-        found = match(text, at)
-        if found is None:
-            at = find(b"0", at + 1)
-            continue
-        parts += (text[done:at], _MASK)
-        done = found.end()
-        at = find(b"0", done)
-    if not parts:
-        return text
-    parts.append(text[done:])
-    return "".join(parts)
+# ASCII text (most results) is masked by the compiled core in one pass over the bytes, with
+# exactly the two passes' result that the patterns above give (rust/cycleguard-core/src/mask.rs
+# says how, and where that differs from the single alternation).
+_mask_ascii = _core.mask_ascii
+_text_hash_ascii = _core.text_hash_ascii
 
 
 _SEEN_LIMIT = 8192
@@ -249,6 +210,11 @@ class Normalizer:
         self._fold = bytes.maketrans(_DIGITS, b"0" * 10)
         self._seen: dict[int, int] = {}
 
+    @property
+    def fast_masks(self) -> bool:
+        """The default masks alone (the compiled core's masking applies)."""
+        return self._fast
+
     def args_hash(self, tool: str, arguments: Any) -> int:
         """Hash of (tool, canonical arguments): the identity of a call."""
         return self.call_key(tool, arguments)[0]
@@ -312,6 +278,8 @@ class Normalizer:
     def text_hash(self, text: str) -> int:
         """Hash of a result's text (see :meth:`result_text`) with volatile content masked."""
         try:
+            if self._fast and text.isascii():  # the compiled core: masking costs ~1 ns a byte
+                return _text_hash_ascii(text, self._max_mask_chars)
             # Loops repeat results verbatim: remember raw -> masked hashes (bounded, shared by
             # all sessions; hashes only) so a repeated answer is not masked again.
             raw = hash_bytes(text.encode("utf-8", "replace"))

@@ -12,6 +12,7 @@ import functools
 import re
 from array import array
 
+from otel_cycleguard import _core
 from otel_cycleguard.config import CycleGuardConfig, ProfileConfig
 from otel_cycleguard.detect.categories import Categorizer, ToolKind
 from otel_cycleguard.detect.dimensions import (
@@ -396,11 +397,10 @@ class SessionDetector:
         fired: list[Signal] = []
         text = turn.text if isinstance(turn.text, str) else None
         if text and text.strip():
-            words = _normalise_words(det.normalizer.mask(text[:65536]))
-            if words:
-                th = plan.profile.text_loop
-                exact = hash_bytes(" ".join(words).encode("utf-8", "replace"))
-                sketch = shingle_sketch(words, th.shingle_size, hash_bytes)
+            th = plan.profile.text_loop
+            digest = _text_digest(det.normalizer, text[:65536], th.shingle_size)
+            if digest is not None:
+                exact, sketch = digest
                 loop = self._text
                 if loop is None:
                     loop = self._text = TextLoop()
@@ -822,6 +822,21 @@ def _all_slots(cls: type) -> frozenset[str]:
 
 def _normalise_words(text: str) -> list[str]:
     return [w for w in _WORD_SPLIT.split(text.lower()) if w]
+
+
+def _text_digest(
+    normalizer: Normalizer, text: str, shingle_size: int
+) -> tuple[int, tuple[int, ...]] | None:
+    """``text_loop``'s view of a turn's text: (hash of its normalised words, sketch of their
+    shingles), or None when it has no word. ASCII text with the default masks goes through the
+    compiled core in one crossing (rust/cycleguard-core/src/text.rs); other text here."""
+    if normalizer.fast_masks and text.isascii():
+        return _core.text_digest_ascii(text, shingle_size, TextLoop.SKETCH_SIZE)
+    words = _normalise_words(normalizer.mask(text))
+    if not words:
+        return None
+    exact = hash_bytes(" ".join(words).encode("utf-8", "replace"))
+    return exact, shingle_sketch(words, shingle_size, hash_bytes)
 
 
 def _int(value: object) -> int:

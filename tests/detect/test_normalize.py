@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from otel_cycleguard.config import load_config
 from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
-from otel_cycleguard.detect.normalize import DEFAULT_MASK_PATTERNS, Normalizer, canonical_json
+from otel_cycleguard.detect.normalize import (
+    DEFAULT_MASK_PATTERNS,
+    Normalizer,
+    canonical_json,
+    hash_bytes,
+)
 
 N = Normalizer()
 
@@ -279,3 +284,75 @@ def test_call_key_is_the_args_hash_and_the_canonical_json():
 def test_custom_patterns_and_defaults_mask_together():
     both = Normalizer([r"req-[a-z]+"])
     assert both.mask("req-abc at line 12345 pid 7") == "# at line # #"
+
+
+def _two_passes(text: str) -> str:
+    """What the masker does (the defaults): the letter-led pass, then the digit-led one."""
+    from otel_cycleguard.detect import normalize
+
+    if not any(c.isdigit() for c in text):
+        return text
+    out = normalize._DIGIT_LED.sub("#", normalize._LETTER_LED.sub(normalize._PLACEHOLDER, text))
+    return out.replace(normalize._PLACEHOLDER, "#")
+
+
+LONG_ASCII_VOLATILE = st.sampled_from(
+    [
+        *"0123456789abcdefABCDEFxpidPID-:/. T+Z,=smun_#\n\t\x1c\x0b",
+        "sec",
+        "seconds",
+        "min",
+        "pid ",
+        "0x",
+        "deadbeef1",
+        "1f54fe63-e663-468d-82ad-dfc63854eec1",
+        "2024-01-02T03:04:05.123+05:30",
+    ]
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(text=st.lists(LONG_ASCII_VOLATILE, max_size=60).map("".join))
+def test_compiled_ascii_mask_equals_the_two_regex_passes(text):
+    # the compiled core (rust/cycleguard-core/src/mask.rs) against the regular expressions
+    # non-ASCII text still uses
+    assert N.mask(text) == _two_passes(text)
+
+
+def test_a_uuid_whose_last_group_starts_with_a_letter_is_masked_as_it_always_was():
+    # The letter-led pass takes the last group first, so the UUID is not masked whole (as the
+    # single alternation would): kept as is, the golden outputs hash it so.
+    text = '"id": "1f54fe63-e663-468d-82ad-dfc63854eec1"'
+    assert N.mask(text) == '"id": "#-e663-468d-82ad-#"' == _two_passes(text)
+    assert REFERENCE_MASK.sub("#", text) == '"id": "#"'
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from([*ASCII_VOLATILE.elements, "Word", " ", ",", "__"]), max_size=80
+    ).map("".join),
+    size=st.integers(1, 4),
+)
+def test_compiled_text_digest_equals_the_words_and_their_sketch(text, size):
+    # text_loop's digest of a turn: the compiled core for ASCII with the default masks, against
+    # the words and the shingle sketch computed here
+    from otel_cycleguard.detect.dimensions import shingle_sketch
+    from otel_cycleguard.detect.session import _normalise_words, _text_digest
+
+    words = _normalise_words(N.mask(text))
+    want = (
+        (hash_bytes(" ".join(words).encode()), shingle_sketch(words, size, hash_bytes))
+        if words
+        else None
+    )
+    assert _text_digest(N, text, size) == want
+
+
+def test_the_compiled_masking_refuses_non_ascii_text_and_the_python_path_takes_it():
+    from otel_cycleguard import _core
+
+    with pytest.raises(ValueError):
+        _core.mask_ascii("é at line 12345")
+    assert N.mask("é at line 12345") == "é at line #"
+    assert N.text_hash("é at line 12345") == N.text_hash("é at line 67890")

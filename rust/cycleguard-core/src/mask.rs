@@ -1,0 +1,401 @@
+//! Masking of volatile content in ASCII text: the default patterns of
+//! `otel_cycleguard.detect.normalize.DEFAULT_MASK_PATTERNS`, joined as one alternation
+//! (`(?:p1)|(?:p2)|...`) and applied as Python's `re.sub("#", text)` would, in one pass over
+//! the bytes.
+//!
+//! Python's engine tries the alternatives in order at each position and takes the first that
+//! matches; each pattern below is written out as the deterministic parse its backtracking
+//! reduces to (the reasoning is beside each one). Only ASCII text comes here: in ASCII `\d` is
+//! `[0-9]`, `\w` is `[A-Za-z0-9_]` and `\s` is what `str.isspace` says (which includes
+//! `\x1c`-`\x1f`). Non-ASCII text keeps Python's regular expressions (their Unicode classes
+//! are the reference). Every access is bounds-checked through `at`, so no input can panic.
+
+/// The byte at `i`, or 0 past the end (0 is in none of the classes below).
+#[inline(always)]
+fn at(t: &[u8], i: usize) -> u8 {
+    t.get(i).copied().unwrap_or(0)
+}
+
+#[inline(always)]
+pub fn is_digit(b: u8) -> bool {
+    b.is_ascii_digit()
+}
+
+#[inline(always)]
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == PLACEHOLDER
+}
+
+#[inline(always)]
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+/// `[0-9a-f]` (the lower-case hex class of the hex-id pattern).
+#[inline(always)]
+fn is_lhex(b: u8) -> bool {
+    is_digit(b) || (b'a'..=b'f').contains(&b)
+}
+
+/// Python's `\s` on ASCII (`str.isspace`).
+#[inline(always)]
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1c..=0x1f)
+}
+
+#[inline(always)]
+fn run(t: &[u8], from: usize, class: impl Fn(u8) -> bool) -> usize {
+    t.get(from..)
+        .map_or(0, |rest| rest.iter().take_while(|&&b| class(b)).count())
+}
+
+#[inline(always)]
+fn two_digits(t: &[u8], i: usize) -> bool {
+    is_digit(at(t, i)) && is_digit(at(t, i + 1))
+}
+
+/// `\b` after a match that ends with a word character: the next byte is not one.
+#[inline(always)]
+fn word_end(t: &[u8], i: usize) -> bool {
+    i >= t.len() || !is_word(t[i])
+}
+
+/// `(?:[.,]\d+)?` at `k`, greedy (nothing after it can fail): the new end.
+#[inline(always)]
+fn fraction(t: &[u8], k: usize) -> usize {
+    if matches!(at(t, k), b'.' | b',') && is_digit(at(t, k + 1)) {
+        k + 1 + run(t, k + 1, is_digit)
+    } else {
+        k
+    }
+}
+
+/// `\d{4}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?`.
+/// The optional tail ends the pattern, so each optional part is taken when it matches
+/// (greedy, no later element to backtrack for); in the zone `:?` is tried with the colon
+/// first, then without (where the colon would then have to be a digit, which fails).
+fn iso_timestamp(t: &[u8], i: usize) -> Option<usize> {
+    if !(two_digits(t, i) && two_digits(t, i + 2)) {
+        return None;
+    }
+    let sep = |b: u8| b == b'-' || b == b'/';
+    if !(sep(at(t, i + 4)) && two_digits(t, i + 5) && sep(at(t, i + 7)) && two_digits(t, i + 8)) {
+        return None;
+    }
+    let j = i + 10;
+    if !(matches!(at(t, j), b'T' | b' ')
+        && two_digits(t, j + 1)
+        && at(t, j + 3) == b':'
+        && two_digits(t, j + 4))
+    {
+        return Some(j);
+    }
+    let mut k = j + 6;
+    if at(t, k) == b':' && two_digits(t, k + 1) {
+        k += 3;
+    }
+    k = fraction(t, k);
+    match at(t, k) {
+        b'Z' => k += 1,
+        b'+' | b'-' if two_digits(t, k + 1) => {
+            let m = k + 3;
+            if at(t, m) == b':' && two_digits(t, m + 1) {
+                k = m + 3;
+            } else if two_digits(t, m) {
+                k = m + 2;
+            }
+        }
+        _ => {}
+    }
+    Some(k)
+}
+
+/// `\d\d:\d\d:\d\d(?:[.,]\d+)?`
+fn clock_time(t: &[u8], i: usize) -> Option<usize> {
+    if two_digits(t, i)
+        && at(t, i + 2) == b':'
+        && two_digits(t, i + 3)
+        && at(t, i + 5) == b':'
+        && two_digits(t, i + 6)
+    {
+        Some(fraction(t, i + 8))
+    } else {
+        None
+    }
+}
+
+/// `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+fn uuid(t: &[u8], i: usize) -> Option<usize> {
+    let mut k = i;
+    for (n, group) in [8usize, 4, 4, 4, 12].into_iter().enumerate() {
+        if n > 0 {
+            if at(t, k) != b'-' {
+                return None;
+            }
+            k += 1;
+        }
+        if run(t, k, is_hex) < group {
+            return None;
+        }
+        k += group;
+    }
+    Some(k)
+}
+
+/// `0x[0-9a-fA-F]+` (greedy, ends the pattern).
+fn hex_literal(t: &[u8], i: usize) -> Option<usize> {
+    if at(t, i) == b'0' && at(t, i + 1) == b'x' {
+        let n = run(t, i + 2, is_hex);
+        if n > 0 {
+            return Some(i + 2 + n);
+        }
+    }
+    None
+}
+
+/// `\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b`: the greedy run is the whole maximal
+/// run of `[0-9a-f]`; a shorter one would end before a `[0-9a-f]` byte, a word character, so
+/// the closing `\b` holds only after the maximal run. The look-aheads ask that run for a digit
+/// and a letter.
+fn hex_id(t: &[u8], i: usize) -> Option<usize> {
+    if i > 0 && is_word(t[i - 1]) {
+        return None;
+    }
+    let n = run(t, i, is_lhex);
+    if n < 7 || !word_end(t, i + n) {
+        return None;
+    }
+    let id = &t[i..i + n];
+    if id.iter().any(|&b| is_digit(b)) && id.iter().any(|&b| b.is_ascii_lowercase()) {
+        Some(i + n)
+    } else {
+        None
+    }
+}
+
+/// The duration units in the pattern's order (`µs` is not ASCII, so never here).
+const UNITS: [&[u8]; 9] = [
+    b"ms", b"us", b"ns", b"s", b"sec", b"secs", b"seconds", b"m", b"min",
+];
+
+/// `\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b`. Backtracking any of the
+/// greedy parts leaves a digit (or the `.`, or the space) where the next part would need a
+/// unit letter, so only the greedy parse can match; the units are tried in order, each with
+/// its `\b`.
+fn duration(t: &[u8], i: usize) -> Option<usize> {
+    let mut k = i + run(t, i, is_digit);
+    if at(t, k) == b'.' && is_digit(at(t, k + 1)) {
+        k += 1 + run(t, k + 1, is_digit);
+    }
+    if is_space(at(t, k)) {
+        k += 1;
+    }
+    let rest = t.get(k..)?;
+    UNITS
+        .iter()
+        .find(|unit| rest.starts_with(unit) && word_end(t, k + unit.len()))
+        .map(|unit| k + unit.len())
+}
+
+/// `(?i:pid)[=: ]\s*\d+`
+fn pid(t: &[u8], i: usize) -> Option<usize> {
+    if !(at(t, i).eq_ignore_ascii_case(&b'p')
+        && at(t, i + 1).eq_ignore_ascii_case(&b'i')
+        && at(t, i + 2).eq_ignore_ascii_case(&b'd')
+        && matches!(at(t, i + 3), b'=' | b':' | b' '))
+    {
+        return None;
+    }
+    let k = i + 4 + run(t, i + 4, is_space);
+    let n = run(t, k, is_digit);
+    if n > 0 {
+        Some(k + n)
+    } else {
+        None
+    }
+}
+
+/// `\d{4,}`
+fn digit_run(t: &[u8], i: usize) -> Option<usize> {
+    let n = run(t, i, is_digit);
+    if n >= 4 {
+        Some(i + n)
+    } else {
+        None
+    }
+}
+
+/// `\d+\.\d{2,}`
+fn decimal(t: &[u8], i: usize) -> Option<usize> {
+    let k = i + run(t, i, is_digit);
+    if at(t, k) != b'.' {
+        return None;
+    }
+    let n = run(t, k + 1, is_digit);
+    if n >= 2 {
+        Some(k + 1 + n)
+    } else {
+        None
+    }
+}
+
+/// Stands for a letter-led match between the two passes: a word character (as Python's
+/// placeholder `\u02b0` is) that no class of the digit-led pass contains. Never in ASCII text.
+const PLACEHOLDER: u8 = 0x80;
+
+/// The letter-led alternatives at `i` (a UUID or a hex id that starts with a letter, `pid N`).
+#[inline]
+pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
+    let b = t[i];
+    if b == b'p' || b == b'P' {
+        return pid(t, i);
+    }
+    if !is_hex(b) || is_digit(b) {
+        return None;
+    }
+    uuid(t, i).or_else(|| if is_lhex(b) { hex_id(t, i) } else { None })
+}
+
+/// The digit-led alternatives at `i`, in the reference order.
+#[inline]
+pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
+    iso_timestamp(t, i)
+        .or_else(|| clock_time(t, i))
+        .or_else(|| uuid(t, i))
+        .or_else(|| hex_literal(t, i))
+        .or_else(|| hex_id(t, i))
+        .or_else(|| duration(t, i))
+        .or_else(|| digit_run(t, i))
+        .or_else(|| decimal(t, i))
+}
+
+/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds) replaced by
+/// `with`; `None` when nothing matched.
+#[inline(always)]
+pub fn replace_pass(
+    t: &[u8],
+    start: impl Fn(u8) -> bool,
+    alternatives: impl Fn(&[u8], usize) -> Option<usize>,
+    with: u8,
+) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut done = 0;
+    let mut i = 0;
+    while i < t.len() {
+        if start(t[i]) {
+            if let Some(end) = alternatives(t, i) {
+                let buf = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
+                buf.extend_from_slice(&t[done..i]);
+                buf.push(with);
+                done = end;
+                i = end;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    let mut buf = out?;
+    buf.extend_from_slice(&t[done..]);
+    Some(buf)
+}
+
+pub fn may_lead_letter(b: u8) -> bool {
+    (is_hex(b) && !is_digit(b)) || b == b'p' || b == b'P'
+}
+
+/// `text` with the default volatile patterns replaced by `#`, exactly as
+/// `otel_cycleguard.detect.normalize` has always masked ASCII text (the golden outputs hold
+/// it): nothing when the text has no digit; else two passes, first the letter-led matches
+/// (to a placeholder that is a word character, as the text it replaces), then the digit-led
+/// ones over the result. This is the documented single alternation except where a letter-led
+/// match lies inside what the alternation would match from an earlier digit (a UUID whose
+/// last group starts with a letter: `1f54fe63-...-dfc63854eec1` leaves `#-e663-468d-82ad-#`),
+/// and except an all-letter UUID (no digit: kept).
+/// `None` when nothing matched (the caller keeps the text it has).
+pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
+    if !t.iter().any(u8::is_ascii_digit) {
+        return None;
+    }
+    // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
+    // characters in a row, for a UUID or a hex id, or `pid` in any case).
+    let first = if letter_candidate(t) {
+        replace_pass(t, may_lead_letter, letter_led, PLACEHOLDER)
+    } else {
+        None
+    };
+    let source = first.as_deref().unwrap_or(t);
+    let mut out = match replace_pass(source, is_digit, digit_led, b'#') {
+        Some(out) => out,
+        None => first?,
+    };
+    if first_had_placeholder(&out) {
+        for b in out.iter_mut() {
+            if *b == PLACEHOLDER {
+                *b = b'#';
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether the letter-led pass can match: 7 hex characters in a row, or `pid` in any case.
+fn letter_candidate(t: &[u8]) -> bool {
+    let mut hex = 0;
+    for (i, &b) in t.iter().enumerate() {
+        if is_hex(b) {
+            hex += 1;
+            if hex >= 7 {
+                return true;
+            }
+        } else {
+            hex = 0;
+            if (b == b'p' || b == b'P')
+                && at(t, i + 1).eq_ignore_ascii_case(&b'i')
+                && at(t, i + 2).eq_ignore_ascii_case(&b'd')
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[inline]
+fn first_had_placeholder(t: &[u8]) -> bool {
+    t.contains(&PLACEHOLDER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(s: &str) -> String {
+        match mask_ascii(s.as_bytes()) {
+            Some(v) => String::from_utf8(v).unwrap(),
+            None => s.to_string(),
+        }
+    }
+
+    #[test]
+    fn documented_examples() {
+        assert_eq!(m("at 2024-01-02T03:04:05.123Z done"), "at # done");
+        assert_eq!(m("12:34:56"), "#");
+        assert_eq!(m("id 123e4567-e89b-12d3-a456-426614174000"), "id #");
+        assert_eq!(m("0x1f and deadbee1"), "# and #");
+        assert_eq!(
+            m("\"1f54fe63-e663-468d-82ad-dfc63854eec1\""),
+            "\"#-e663-468d-82ad-#\""
+        );
+        assert_eq!(
+            m("abcdefab-abcd-abcd-abcd-abcdefabcdef"),
+            "abcdefab-abcd-abcd-abcd-abcdefabcdef"
+        );
+        assert_eq!(m("took 1.2s, 45ms"), "took #, #");
+        assert_eq!(m("pid 1234"), "#");
+        assert_eq!(m("line 11616"), "line #");
+        assert_eq!(m("0.123"), "#");
+        assert_eq!(m("42% done"), "42% done");
+        assert_eq!(m("no digits"), "no digits");
+        assert_eq!(m("5secs 5sec 5min 5mss"), "# # # 5mss");
+    }
+}

@@ -1,0 +1,53 @@
+"""Session state saved before any of the core was compiled still loads, and means the same.
+
+``data/session_state_pre_port.json`` was written by the pure-Python detector (main at 51726ef)
+after the observations below; the service keeps such states in its state file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
+
+_STATE = Path(__file__).with_name("data") / "session_state_pre_port.json"
+TEXTS = (
+    "I will look at the file again now 2024-01-02 pid 77",
+    "I will look at the file again now 2024-01-03 pid 78",
+    "Let me check deadbeef12 again",
+)
+
+
+def _observed(session) -> list:
+    out = []
+    for i in range(12):
+        out += session.observe_model_turn(ModelTurn(text=TEXTS[i % 2 if i < 8 else 2]))
+        out += session.observe_tool_call(
+            ToolCall("read", {"path": "a.py"}, f"line {i % 2} took 1.{i}s")
+        )
+    return out
+
+
+def test_the_same_observations_give_the_state_saved_before_the_port():
+    session = Detector().session("k")
+    _observed(session)
+    assert session.to_state() == json.loads(_STATE.read_text())
+
+
+def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
+    state = json.loads(_STATE.read_text())
+    restored = Detector().session("k")
+    restored.restore_state(state)
+    assert restored.to_state() == state
+    fired = []
+    for i in range(6):
+        fired += restored.observe_model_turn(ModelTurn(text=TEXTS[i % 2]))
+        fired += restored.observe_tool_call(ToolCall("read", {"path": "a.py"}, "same"))
+    # what the pure-Python detector fired after the same restore
+    assert [(s.dimension.value, s.level.value, s.streak) for s in fired] == [
+        ("text_loop", "warn", 3),
+        ("identical_call", "warn", 3),
+        ("text_loop", "term", 5),
+        ("identical_call", "term", 5),
+    ]
