@@ -1,5 +1,9 @@
 """One guard around every hook that runs inside the host agent.
 
+This is the package's only internal-error guard: the span processor's hooks (which inline the
+``try`` and call :func:`internal_error`, to save the wrapper's frame on the hot path) and every
+recording method of :class:`~otel_cycleguard.metrics.CycleGuardMetrics` (:func:`guarded`) use it.
+
 A bug in otel-cycleguard must never break the agent it protects: the exception is logged
 (once per call site and type, then counted quietly) and swallowed, also inside a user's own
 pytest run. It is re-raised only on an explicit request: ``CYCLEGUARD_RAISE_INTERNAL_ERRORS=1``,

@@ -4,22 +4,25 @@ Labels are low-cardinality by construction: agent and tool names are capped (val
 are reported as ``other``), the enumerated labels (dimension, level, decision, reason, cause,
 span_kind) only take their known values, and nothing ever carries a session id or arguments.
 
-Every recording method is guarded: a metrics bug must never reach the agent, because these
-methods are called from inside span-processor hooks (see ARCHITECTURE.md).
+Every recording method is guarded by the package's one internal-error guard
+(:func:`otel_cycleguard._errors.guarded`): a metrics bug must never reach the agent, because these
+methods are called from inside span-processor hooks (see ARCHITECTURE.md). Odd input (a label
+that is not text, a count that is not a number) is absorbed by the methods themselves, not by
+the guard, so it is no internal error.
 """
 
 from __future__ import annotations
 
 import enum
-import functools
-import logging
+import math
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import start_http_server as _start_http_server
 
+from otel_cycleguard._errors import guarded
 from otel_cycleguard.detect.signals import RULES, Dimension, Level
 
 __all__ = [
@@ -34,8 +37,6 @@ __all__ = [
     "UNKNOWN",
     "CycleGuardMetrics",
 ]
-
-logger = logging.getLogger(__name__)
 
 OTHER = "other"
 """Label value for anything past a cap or outside an enumerated set."""
@@ -76,20 +77,12 @@ PROCESSOR_SECONDS_BUCKETS: tuple[float, ...] = (
 
 _MAX_LABEL_LENGTH = 128
 
-_F = TypeVar("_F", bound=Callable[..., None])
-
-
-def _never_raises(method: _F) -> _F:
-    """Swallow and debug-log any error: metrics are called from hooks that must not raise."""
-
-    @functools.wraps(method)
-    def guarded(*args: Any, **kwargs: Any) -> None:
-        try:
-            method(*args, **kwargs)
-        except Exception:
-            logger.debug("cycleguard metrics: %s failed; ignored", method.__name__, exc_info=True)
-
-    return guarded  # type: ignore[return-value]
+def _observation(value: object) -> float | None:
+    """A non-negative number (not NaN) from ``value``; None for anything else (bools too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number >= 0 and number == number else None
 
 
 def _text(value: object) -> str | None:
@@ -286,17 +279,17 @@ class CycleGuardMetrics:
 
     # -- what happened -----------------------------------------------------------------------
 
-    @_never_raises
+    @guarded()
     def tool_call(self, agent: str | None, tool: str | None) -> None:
         """A tool-call span was observed."""
         self._tool_calls.labels(agent=self._agent(agent), tool=self._tool(tool)).inc()
 
-    @_never_raises
+    @guarded()
     def model_turn(self, agent: str | None) -> None:
         """A model-turn span was observed."""
         self._model_turns.labels(agent=self._agent(agent)).inc()
 
-    @_never_raises
+    @guarded()
     def signal(
         self,
         agent: str | None,
@@ -319,76 +312,76 @@ class CycleGuardMetrics:
                 agent=agent_label, tool=self._tool(tool), level=level_label
             ).inc()
 
-    @_never_raises
+    @guarded()
     def self_heal(self, agent: str | None, dimension: str | Dimension) -> None:
         """A corrective message was queued (first TERM in a dimension)."""
         self._self_heals.labels(
             agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
         ).inc()
 
-    @_never_raises
+    @guarded()
     def break_succeeded(self, agent: str | None, dimension: str | Dimension) -> None:
         """A self-heal held: the dimension did not reach TERM again."""
         self._breaks_succeeded.labels(
             agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
         ).inc()
 
-    @_never_raises
+    @guarded()
     def human_escalation(self, agent: str | None, dimension: str | Dimension) -> None:
         """A human was asked (second TERM in a dimension)."""
         self._human_escalations.labels(
             agent=self._agent(agent), dimension=_enumerated(dimension, DIMENSIONS)
         ).inc()
 
-    @_never_raises
+    @guarded()
     def hitl_decision(self, agent: str | None, decision: str) -> None:
         """A human escalation ended: continue, terminate, modify, timeout or error."""
         self._hitl_decisions.labels(
             agent=self._agent(agent), decision=_enumerated(decision, DECISIONS)
         ).inc()
 
-    @_never_raises
+    @guarded()
     def termination(self, agent: str | None, reason: str) -> None:
         """A run was terminated with a reason code."""
         self._terminations.labels(
             agent=self._agent(agent), reason=_enumerated(reason, TERMINATION_REASONS)
         ).inc()
 
-    @_never_raises
+    @guarded()
     def session_started(self, agent: str | None) -> None:
         """A session was seen for the first time (the loop-rate denominator)."""
         self._sessions_started.labels(agent=self._agent(agent)).inc()
 
-    @_never_raises
+    @guarded()
     def session_with_cycle(self, agent: str | None, steps: float | None) -> None:
         """A session reached its first TERM after ``steps`` tool calls."""
         agent_label = self._agent(agent)
         self._sessions_with_cycle.labels(agent=agent_label).inc()
-        if steps is not None and not isinstance(steps, bool):
-            value = float(steps)
-            if value >= 0 and value == value:  # not negative, not NaN
-                self._steps_to_first_cycle.labels(agent=agent_label).observe(value)
+        value = _observation(steps)  # None, negative, NaN or not a number: not observed
+        if value is not None:
+            self._steps_to_first_cycle.labels(agent=agent_label).observe(value)
 
-    @_never_raises
+    @guarded()
     def session_evicted(self, cause: str) -> None:
         """A session's state was dropped to bound memory (lru or idle)."""
         self._sessions_evicted.labels(cause=_enumerated(cause, EVICTION_CAUSES)).inc()
 
-    @_never_raises
+    @guarded()
     def span_dropped(self, reason: str) -> None:
         """The span processor dropped a span (queue_full or open_spans)."""
         self._spans_dropped.labels(reason=_enumerated(reason, DROP_REASONS)).inc()
 
-    @_never_raises
+    @guarded()
     def set_sessions_active(self, n: int) -> None:
         """How many sessions the detector tracks right now."""
-        self._sessions_active.set(max(0, int(n)))
+        if isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n):
+            self._sessions_active.set(max(0, int(n)))
 
-    @_never_raises
+    @guarded()
     def processor_cost(self, span_kind: str, seconds: float) -> None:
         """The processor spent ``seconds`` on one span of kind tool, model or other."""
-        value = float(seconds)
-        if value >= 0 and value == value:
+        value = _observation(seconds)
+        if value is not None:
             self._processor_seconds.labels(span_kind=_enumerated(span_kind, SPAN_KINDS)).observe(
                 value
             )
