@@ -34,6 +34,7 @@ from otel_cycleguard.guard import CycleGuard, Observer
 from otel_cycleguard.pipeline import SpanPipeline, scope_of
 from otel_cycleguard.span_scope import SpanScope, child_scope
 from otel_cycleguard.spans import SpanRef
+from otel_cycleguard.worker import Worker
 
 if TYPE_CHECKING:
     from otel_cycleguard.escalate.engine import EscalationEngine
@@ -142,8 +143,9 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._flush_interval_s = flush_interval_s
         self._queue: deque[tuple[ReadableSpan, Mapping[str, Any], SpanScope | None]] = deque()
         self._drain_lock = threading.Lock()
-        self._wakeup = threading.Event()
-        self._worker: threading.Thread | None = None
+        # The shared background worker (``worker.py``): drains every flush_interval_s, or at
+        # once when an agent thread waits for room.
+        self._worker = Worker("cycleguard-detect", self.drain, self._flush_timeout)
         self._room = threading.Condition(threading.Lock())  # signalled as the queue drains
         self._waiting = 0  # agent threads waiting for room
         self._drainer: int | None = None  # the thread detecting right now
@@ -176,7 +178,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self.metrics = metrics
         _register_fork_handler(self)
         if background:
-            self._start_worker()
+            self._worker.start()
 
     # -- SpanProcessor ---------------------------------------------------------------------
 
@@ -329,7 +331,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         with self._room:
             self._waiting += 1
             try:
-                self._wakeup.set()
+                self._worker.wake()
                 while len(self._queue) >= self._max_queue:
                     now = time.monotonic()
                     if now >= deadline:
@@ -363,17 +365,8 @@ class CycleGuardSpanProcessor(SpanProcessor):
             self.dropped_spans + self.dropped_open_spans,
         )
 
-    def _start_worker(self) -> None:
-        self._wakeup.clear()
-        worker = threading.Thread(target=self._work, name="cycleguard-detect", daemon=True)
-        self._worker = worker
-        worker.start()
-
-    def _work(self) -> None:
-        while not self._shutdown:
-            self._wakeup.wait(self._flush_interval_s)
-            self._wakeup.clear()
-            self.drain()
+    def _flush_timeout(self) -> float:
+        return self._flush_interval_s
 
     def _observe_end(
         self, span: ReadableSpan, attrs: Mapping[str, Any], info: SpanScope | None
@@ -402,10 +395,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self.drain()
         self._shutdown = True
         self.on_end = self._inactive_on_end  # type: ignore[method-assign]
-        self._wakeup.set()
-        worker = self._worker
-        if worker is not None and worker is not threading.current_thread():
-            worker.join(timeout=1.0)
+        self._worker.stop(join_timeout_s=1.0)
         self._open.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -438,7 +428,6 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._open_lock = threading.Lock()
         self._open = {}
         self._drain_lock = threading.Lock()
-        self._wakeup = threading.Event()
         self._room = threading.Condition(threading.Lock())
         self._waiting = 0
         self._drainer = None
@@ -447,8 +436,7 @@ class CycleGuardSpanProcessor(SpanProcessor):
         self._queue = deque()
         self.guard.after_fork()
         self.derived.after_fork()
-        if self.background and not self._shutdown:
-            self._start_worker()  # threads do not survive fork
+        self._worker.after_fork()  # threads do not survive fork: a fresh one if one ran
 
 
 _processors: weakref.WeakSet[CycleGuardSpanProcessor] = weakref.WeakSet()

@@ -6,7 +6,8 @@ the receiver answers with OTLP back-pressure (HTTP 429 / gRPC ``RESOURCE_EXHAUST
 retry hint), so the sender keeps the data and retries. Once accepted, spans are never dropped:
 shutdown drains the queue before the state is saved.
 
-One worker thread resolves sessions and runs detection, so the spans of a session are
+One worker thread (the package's shared :class:`~otel_cycleguard.worker.Worker`, as the span
+processor's background mode uses) resolves sessions and runs detection, so the spans of a session are
 processed in arrival order and the resolver needs no lock. It also captures the periodic state
 snapshot *between* items, so a snapshot is always consistent with what was processed; the
 file is written by a thread of its own, and the next capture waits at least nine times as
@@ -29,6 +30,7 @@ from otel_cycleguard.guard import CycleGuard
 from otel_cycleguard.pipeline import Scope, SpanPipeline
 from otel_cycleguard.service.sessions import Resolved, SessionResolver
 from otel_cycleguard.spans import SpanData, SpanRef
+from otel_cycleguard.worker import Worker
 
 __all__ = ["Ingestor"]
 
@@ -80,7 +82,7 @@ class Ingestor:
         # (worker-owned: one thread feeds it).
         self.pipeline = SpanPipeline(guard)
         self.derived = self.pipeline.derived
-        self._worker = threading.Thread(target=self._run, name="cycleguard-ingest", daemon=True)
+        self._worker = Worker("cycleguard-ingest", self._step, self._snapshot_timeout)
 
     def start(self) -> None:
         self._worker.start()
@@ -99,7 +101,7 @@ class Ingestor:
             self._items.append(spans)
             self._queued += n
             self.accepted += n
-            self._cond.notify()
+        self._worker.wake()
         return True
 
     @property
@@ -121,8 +123,7 @@ class Ingestor:
         with self._cond:
             self._stop = True
             self._deadline = time.monotonic() + timeout_s
-            self._cond.notify_all()
-        self._worker.join(timeout_s + 5.0)  # + the item in hand at the deadline
+        self._worker.stop(timeout_s + 5.0)  # + the item in hand at the deadline
         writer = self._writer
         if writer is not None:
             writer.join(10.0)  # a periodic write in flight finishes before the final save
@@ -141,38 +142,42 @@ class Ingestor:
 
     # -- worker --------------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def _snapshot_timeout(self) -> float | None:
+        """How long the worker may sleep: until the next periodic snapshot, or until woken."""
+        if self._interval and not self._stop:
+            return max(0.0, self._next_snapshot - time.monotonic())
+        return None
+
+    def _step(self) -> None:
+        """Process what is queued in arrival order (when stopping: until the deadline; the rest
+        stays queued), then take the periodic snapshot if it is due."""
         cond = self._cond
         while True:
             with cond:
-                while not self._items and not self._stop:
-                    timeout = None
-                    if self._interval:
-                        timeout = max(0.0, self._next_snapshot - time.monotonic())
-                    cond.wait(timeout)
-                    if self._interval and time.monotonic() >= self._next_snapshot:
-                        break
-                if self._stop and (not self._items or time.monotonic() >= self._deadline):
-                    return  # drained, or out of time: the rest stays queued
-                item = self._items.popleft() if self._items else None
-                if item is not None:
-                    self._queued -= len(item)
-                    self._busy = len(item)
-            if item is not None:
-                try:
-                    with self.lock:
-                        self.process(item)
-                except Exception:  # a bug must not stop ingestion
-                    logger.exception("cycleguard serve: a batch failed in detection; continuing")
-                finally:
-                    with cond:
-                        self._busy = 0
-                        self.processed += len(item)
-                        cond.notify_all()
-                if self._on_processed is not None:
-                    self._on_processed(len(item))
-            if self._interval and not self._stop and time.monotonic() >= self._next_snapshot:
+                if not self._items or (self._stop and time.monotonic() >= self._deadline):
+                    break
+                item = self._items.popleft()
+                self._queued -= len(item)
+                self._busy = len(item)
+            try:
+                with self.lock:
+                    self.process(item)
+            except Exception:  # a bug must not stop ingestion
+                logger.exception("cycleguard serve: a batch failed in detection; continuing")
+            finally:
+                with cond:
+                    self._busy = 0
+                    self.processed += len(item)
+                    cond.notify_all()
+            if self._on_processed is not None:
+                self._on_processed(len(item))
+            if self._snapshot_due():
                 self._take_snapshot()
+        if self._snapshot_due():
+            self._take_snapshot()
+
+    def _snapshot_due(self) -> bool:
+        return bool(self._interval) and not self._stop and time.monotonic() >= self._next_snapshot
 
     def _take_snapshot(self) -> None:
         """Capture on this thread (between items: consistent), write on another."""
