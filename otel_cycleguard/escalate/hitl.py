@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import http.client
 import json
 import logging
 import queue
@@ -24,11 +23,14 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, runtime_checkable
 
 from otel_cycleguard.detect.signals import Signal
 from otel_cycleguard.escalate.decisions import Decision, HumanDecision
 from otel_cycleguard.escalate.progress import TerminationRecord, evidence_dicts
+
+if TYPE_CHECKING:  # httpx is imported when a WebhookEscalator is built, not with this module
+    import httpx
 
 __all__ = [
     "CHOICES",
@@ -250,6 +252,31 @@ class _Deadline(Exception):
     """The deadline passed during an HTTP attempt."""
 
 
+class _AttemptTimeout(TimeoutError):
+    """One attempt used up ``timeout_s`` before the deadline: retried like a connection error."""
+
+
+def _tls_failure(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS error behind an httpx exception (certificate problems do not heal by retrying)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ssl.SSLError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _shutdown(streams: list[Any]) -> None:
+    """Shut the attempt's sockets down: wakes a blocked read at once (``close`` would not)."""
+    for stream in reversed(streams):  # the TLS stream first: wrapping detached the plain one
+        with contextlib.suppress(Exception):
+            sock = stream.get_extra_info("socket")
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+
+
 class WebhookEscalator:
     """Posts the request as signed JSON and takes the decision from the answer.
 
@@ -265,6 +292,13 @@ class WebhookEscalator:
     the request open until a human answers); ``connect_timeout_s`` caps connecting. Retried
     requests keep the same ``id`` so receivers can deduplicate. TLS is verified by default;
     pass ``ssl_context`` to trust a private CA rather than turning verification off.
+
+    Requests go through an ``httpx.Client`` (no redirects followed, no proxy or ``.netrc``
+    from the environment, a fresh connection per attempt); ``transport=`` replaces its
+    transport (``httpx.MockTransport`` in tests that need no socket). Each attempt runs on a
+    daemon thread with httpx's per-phase timeouts bounded by the time left, and the caller
+    waits no longer than the deadline: at the deadline the attempt's socket is shut down (a
+    receiver that trickles bytes cannot hold it open) and the answer is ``timeout``.
     """
 
     def __init__(
@@ -281,7 +315,10 @@ class WebhookEscalator:
         connect_timeout_s: float = 5.0,
         backoff_s: float = 0.5,
         headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx  # here, not at import: the package root and the core stay light
+
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"webhook url must be http(s)://host/...: {url!r}")
@@ -293,9 +330,6 @@ class WebhookEscalator:
             raise ValueError("connect_timeout_s must be > 0 and backoff_s >= 0")
         self.url = url
         self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port or (443 if self._https else 80)
-        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._secret = secret
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
@@ -316,6 +350,19 @@ class WebhookEscalator:
                 ctx.check_hostname = False
                 ctx.verify_mode = ssl.CERT_NONE
                 self._ssl_context = ctx
+        if transport is None:
+            # No keep-alive: every attempt connects afresh (so the deadline watchdog always
+            # holds its socket), as the retry contract assumes.
+            transport = httpx.HTTPTransport(
+                verify=self._ssl_context if self._ssl_context is not None else False,
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
+        self._client = httpx.Client(transport=transport, follow_redirects=False, trust_env=False)
+        self._httpx = httpx
+
+    def close(self) -> None:
+        """Release the HTTP client (and its transport)."""
+        self._client.close()
 
     def __repr__(self) -> str:
         signed = "signed" if self._secret else "unsigned"
@@ -417,9 +464,10 @@ class WebhookEscalator:
                 status, data = self._attempt(body, end)
             except _Deadline:
                 return _timeout(f"no answer before the deadline (attempt {attempt + 1})")
-            except ssl.SSLError as exc:  # certificate problems do not heal by retrying
-                return _error(f"TLS failure: {exc}")
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, self._httpx.TransportError) as exc:
+                tls = _tls_failure(exc)
+                if tls is not None:  # certificate problems do not heal by retrying
+                    return _error(f"TLS failure: {tls}")
                 last = f"{type(exc).__name__}: {exc}"
                 _log.warning("cycleguard webhook attempt %d failed: %s", attempt + 1, last)
                 continue
@@ -431,58 +479,73 @@ class WebhookEscalator:
         return _error(f"giving up after {self.max_attempts} attempts: {last}")
 
     def _attempt(self, body: bytes, end: float) -> tuple[int, bytes]:
-        """One request. A watchdog closes the socket at the deadline, so no read outlives it."""
-        remaining = end - time.monotonic()
+        """One request, on a daemon thread; the caller never waits past the deadline.
+
+        httpx's timeouts (connect, write, pool: the time left; read: ``timeout_s`` too) bound
+        each phase; at the deadline (or ``timeout_s``) the attempt's socket is shut down, so a
+        trickling receiver cannot keep the thread reading either."""
+        now = time.monotonic()
+        remaining = end - now
         if remaining <= 0:
             raise _Deadline
-        conn: http.client.HTTPConnection
-        if self._https:
-            conn = http.client.HTTPSConnection(
-                self._host,
-                self._port,
-                timeout=min(self.connect_timeout_s, remaining),
-                context=self._ssl_context,
-            )
-        else:
-            conn = http.client.HTTPConnection(
-                self._host, self._port, timeout=min(self.connect_timeout_s, remaining)
-            )
-        expired = threading.Event()
+        httpx = self._httpx
+        read = remaining if self.timeout_s is None else min(remaining, self.timeout_s)
+        timeout = httpx.Timeout(
+            connect=min(self.connect_timeout_s, remaining),
+            read=read,
+            write=remaining,
+            pool=remaining,
+        )
+        streams: list[Any] = []  # the attempt's network streams, for the watchdog
+        abandoned = threading.Event()  # the caller stopped waiting: cut whatever connects late
 
-        def abort() -> None:
-            expired.set()
-            sock = conn.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked recv at once
+        def trace(event: str, info: Mapping[str, Any]) -> None:
+            if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+                stream = info.get("return_value")
+                if stream is not None:
+                    streams.append(stream)
+                    if abandoned.is_set():
+                        _shutdown(streams)
 
-        watchdog = threading.Timer(remaining, abort)
-        watchdog.daemon = True
-        watchdog.start()
+        box: queue.Queue[tuple[int, bytes, BaseException | None]] = queue.Queue(maxsize=1)
+        headers = self._headers(body)
+
+        def run() -> None:
+            try:
+                with self._client.stream(
+                    "POST",
+                    self.url,
+                    content=body,
+                    headers=headers,
+                    timeout=timeout,
+                    extensions={"trace": trace},
+                ) as response:
+                    data = bytearray()
+                    for chunk in response.iter_bytes():
+                        data += chunk
+                        if len(data) > _MAX_RESPONSE_BYTES:
+                            break
+                    box.put((response.status_code, bytes(data), None))
+            except BaseException as exc:
+                box.put((0, b"", exc))
+
+        threading.Thread(target=run, name="cycleguard-webhook", daemon=True).start()
+        wait = remaining if self.timeout_s is None else min(remaining, self.timeout_s)
         try:
-            conn.connect()
-            read_timeout = end - time.monotonic()
-            if self.timeout_s is not None:
-                read_timeout = min(read_timeout, self.timeout_s)
-            if read_timeout <= 0:
-                raise _Deadline
-            assert conn.sock is not None
-            conn.sock.settimeout(read_timeout)
-            conn.request("POST", self._target, body=body, headers=self._headers(body))
-            response = conn.getresponse()
-            data = response.read(_MAX_RESPONSE_BYTES + 1)
-            if expired.is_set():  # the watchdog cut the body short
-                raise _Deadline
-            if len(data) > _MAX_RESPONSE_BYTES:
-                return response.status, b""  # oversized: never a valid decision
-            return response.status, data
-        except (OSError, http.client.HTTPException):
-            if expired.is_set() or time.monotonic() >= end:
+            status, data, exc = box.get(timeout=wait)
+        except queue.Empty:
+            abandoned.set()
+            _shutdown(streams)  # wakes the thread's blocked read at once
+            if wait >= remaining or time.monotonic() >= end:
                 raise _Deadline from None
-            raise
-        finally:
-            watchdog.cancel()
-            conn.close()
+            raise _AttemptTimeout(f"no answer within timeout_s={self.timeout_s}") from None
+        if exc is not None:
+            if time.monotonic() >= end and not _tls_failure(exc):
+                raise _Deadline from exc
+            raise exc
+        if len(data) > _MAX_RESPONSE_BYTES:
+            return status, b""  # oversized: never a valid decision
+        return status, data
 
 
 # --------------------------------------------------------------------------- callable
