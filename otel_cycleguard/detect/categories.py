@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 try:
@@ -488,6 +488,23 @@ _GIT_WRITERS = frozenset({"apply", "am", "checkout", "restore", "stash", "reset"
 _ALWAYS_WRITERS = frozenset({"tee", "patch", "truncate"})
 
 
+def _simple_commands(arguments: Any) -> Iterator[tuple[str, list[str]]]:
+    """(text, words) of each simple command of an exec-like call's command line (split at
+    ``|``, ``&&``, ``;``, ``&``, newlines), its first 4 KB, with quoted text blanked and a
+    here-document's body left out: a ``>`` inside a string and a file body are not commands."""
+    text = command_text(arguments)
+    if not text:
+        return
+    text = text[:4096]
+    head, opens, body = text.partition("<<")
+    if opens:  # the body follows the line that opens the here-document
+        text = head + opens + body.split("\n", 1)[0]
+    for item in _COMMAND_ITEMS.split(_QUOTED.sub("''", text)):
+        words = command_words(item)
+        if words:
+            yield item, words
+
+
 def edits_files(arguments: Any) -> bool:
     """True when an exec-like call's command line edits files: ``sed -i``/``perl -i``, a
     ``cat``/``echo``/``printf``... redirected into a file (here-documents included), ``tee``,
@@ -499,18 +516,7 @@ def edits_files(arguments: Any) -> bool:
     nothing). Never raises.
     """
     try:
-        text = command_text(arguments)
-        if not text:
-            return False
-        text = text[:4096]
-        head, opens, body = text.partition("<<")
-        if opens:  # the body follows the line that opens the here-document
-            text = head + opens + body.split("\n", 1)[0]
-        text = _QUOTED.sub("''", text)
-        for item in _COMMAND_ITEMS.split(text):
-            words = command_words(item)
-            if not words:
-                continue
+        for item, words in _simple_commands(arguments):
             command = words[0]
             if command in _ALWAYS_WRITERS:
                 return True
@@ -563,13 +569,7 @@ def changes_environment(arguments: Any) -> bool:
     environment moved on, which is progress for a setup agent that rarely edits a file.
     Never raises."""
     try:
-        text = command_text(arguments)
-        if not text:
-            return False
-        for item in _COMMAND_ITEMS.split(_QUOTED.sub("''", text[:4096])):
-            words = command_words(item)
-            if not words:
-                continue
+        for _, words in _simple_commands(arguments):
             command = words[0]
             if command in ("python", "python3") and words[1:3] == ["-m", "pip"]:
                 words, command = words[2:], "pip"

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import Any
+from typing import Any, NamedTuple
 
 from otel_cycleguard.config import (
     DEFAULT_EXEC_FAILURE_PATTERNS,
@@ -340,6 +340,19 @@ def _hit(
     return dimension, level, count, threshold, unit, explanation, rule
 
 
+class RuleLanes(NamedTuple):
+    """The gates of the rules (two bits of a session's word 0 each), by rule."""
+
+    replay: int
+    edit: int
+    fail: int
+    recur: int
+    density: int
+    same: int
+    lookup: int
+    effect: int
+
+
 class RealWorldRules:
     """The rules' logic for every session of one profile; a session's state is words of its
     state array (and tables of recent failures, created on the first failure).
@@ -404,7 +417,7 @@ class RealWorldRules:
         self.edit_target = layout.words(_NO_EFFECT, "edit_target")
         self.lap_target = layout.words(_NO_EFFECT, "lap_target")
         lanes.append(layout.lane(_NO_EFFECT))
-        self.lanes = tuple(lanes)
+        self.lanes = RuleLanes(*lanes)
 
     # -- staleness: whether failures bring new information ---------------------------------
 
@@ -566,13 +579,18 @@ class RealWorldRules:
                         )
                     )
         is_exec = canonical in _EXEC_CANONICAL
-        # An edit: an edit-like tool, or a shell command that edits files. The command line
-        # is read only where an answer is needed (it costs a regex pass).
         cfg_n = profile.edit_without_effect
-        edit_names = _lowered(cfg_n.edit_tools)
-        is_edit: bool | None = canonical in edit_names or tool.lower() in edit_names or None
         cfg_d = profile.failure_density
-        progress = not failed and self._progress(words, same, tool, canonical, arguments, cfg_d)
+        # Whether a shell command edits files, read once (a regex pass over the command line)
+        # and only where an answer is needed: by edit_without_effect on every shell call, by
+        # the progress test on a successful one while there are failures to forget.
+        to_forget = bool(words[self.density_bits] or same)  # failures a progress would clear
+        shell_edit = (
+            is_exec
+            and (cfg_n.enabled or (not failed and cfg_d.progress_commands and to_forget))
+            and edits_files(arguments)
+        )
+        progress = not failed and self._progress(tool, canonical, shell_edit and to_forget, cfg_d)
         if cfg_d.enabled:
             # For the density of failures, a command that changed the environment (an install
             # or a build step that went through) is progress too: a setup agent rarely edits.
@@ -675,11 +693,11 @@ class RealWorldRules:
                     )
                 )
         if cfg_n.enabled:
-            if is_edit is None and is_exec:
-                is_edit = edits_files(arguments)
+            edit_names = _lowered(cfg_n.edit_tools)
+            is_edit = shell_edit or canonical in edit_names or tool.lower() in edit_names
             rounds = self._edit_round(
                 words,
-                bool(is_edit),
+                is_edit,
                 is_exec and kind.category == ACTION and not is_poll,
                 key,
                 result,
@@ -739,21 +757,13 @@ class RealWorldRules:
         words[self.check_laps] = rounds
         return rounds
 
-    def _progress(
-        self, words: array, same: array | None, tool: str, canonical: str, arguments: Any, cfg
-    ) -> bool:
+    @staticmethod
+    def _progress(tool: str, canonical: str, shell_edit: bool, cfg) -> bool:
         """A successful call that changes the work: a ``progress_tools`` tool, or (with
-        ``progress_commands``) an exec call that edits files. The command line is read only
-        while there are failures to forget."""
+        ``progress_commands``) a shell command that edits files (``shell_edit``, read by the
+        caller only while there are failures to forget)."""
         names = _lowered(cfg.progress_tools)
-        if canonical in names or tool.lower() in names:
-            return True
-        return bool(
-            (words[self.density_bits] or same)
-            and cfg.progress_commands
-            and canonical in _EXEC_CANONICAL
-            and edits_files(arguments)
-        )
+        return canonical in names or tool.lower() in names or (cfg.progress_commands and shell_edit)
 
     def _density(self, words: array, failed: bool, progress: bool, window: int) -> tuple[int, int]:
         """(failures among the last ``window`` calls since the last progress, calls counted)."""
@@ -864,31 +874,22 @@ class RealWorldRules:
         """Self-heal of a dimension: its rules count from zero again (the caller drops the
         tables of recent failures: ``recur`` on an identical_call reset, ``same`` on an
         error_streak reset)."""
-        (
-            replay_lane,
-            edit_lane,
-            fail_lane,
-            recur_lane,
-            density_lane,
-            same_lane,
-            lookup_lane,
-            effect_lane,
-        ) = self.lanes
+        lanes = self.lanes
         if dimension is Dimension.ERROR_STREAK:
             words[self.density_bits] = words[self.density_calls] = words[self.density_run] = 0
             words[self.lookup_run] = 0
-            for lane in (density_lane, same_lane, lookup_lane):
+            for lane in (lanes.density, lanes.same, lanes.lookup):
                 clear_lane(words, lane)
         if dimension is Dimension.TOOL_PATTERN:
             ring = self.ring
             for at in range(ring.base + 2, ring.base + 3 * ring.size, 3):
                 words[at] &= CallRing.FAILED  # no call before the reset can be replayed
             words[self.check_laps] = words[self.check_key] = words[self.edits_since] = 0
-            clear_lane(words, replay_lane)
-            clear_lane(words, effect_lane)
+            clear_lane(words, lanes.replay)
+            clear_lane(words, lanes.effect)
         if dimension is Dimension.IDENTICAL_CALL:
             words[self.edit_count] = words[self.edit_run2] = 0
-            for lane in (edit_lane, fail_lane, recur_lane):
+            for lane in (lanes.edit, lanes.fail, lanes.recur):
                 clear_lane(words, lane)
 
 

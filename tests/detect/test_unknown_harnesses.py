@@ -266,3 +266,11 @@ def test_every_signal_names_its_rule():
     fired = feed(s, [("grep", {"q": "x"}, "nothing")] * 5)
     assert {x.rule for x in fired} <= {"identical_call", "replay_cycle", "tool_pattern"}
     assert all(x.as_attributes()["cycleguard.rule"] == x.rule for x in fired)
+
+
+def test_a_here_document_body_is_not_read_as_an_install_or_a_build():
+    from otel_cycleguard.detect.categories import changes_environment, edits_files
+
+    script = {"command": "cat <<'EOF' > setup.sh\npip install -e .\nmake\nEOF"}
+    assert edits_files(script) and not changes_environment(script)
+    assert changes_environment({"command": "cd src && make -j2"})
