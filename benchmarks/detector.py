@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import orjson
 import xxhash
 
+from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Detector, ToolCall
 
 SEED = 20240501
@@ -118,7 +119,7 @@ def floor_samples(calls: list[ToolCall]) -> list[int]:
 
 def detector_samples(calls: list[ToolCall], sessions: int = 20) -> list[int]:
     """observe_tool_call per call; the sequence is split across a few sessions round-robin."""
-    det = Detector()
+    det = Detector(CycleGuardConfig())
     live = [det.session(f"s{i}") for i in range(sessions)]
     clock = time.perf_counter_ns
     out = []
@@ -152,7 +153,7 @@ def idle_sessions_memory(count: int = 100_000, calls_each: int = 5) -> tuple[flo
         ToolCall(t, {"path": f"src/m{i}.py", "q": i}, f"result {i}", error=i % 7 == 0)
         for i, t in enumerate(TOOLS * 7)
     ]
-    det = Detector()
+    det = Detector(CycleGuardConfig())
     det.session("warm").observe_tool_call(pool[0])  # caches and lazy imports outside the trace
     gc.collect()
     gc.disable()  # full collections over millions of live objects would dominate the run
@@ -180,7 +181,7 @@ def main() -> int:
     mixed = make_sequence(MIXED_CALLS, small=False)
     small = make_sequence(SMALL_CALLS, small=True, seed=SEED + 7)
     for c in mixed[:500] + small[:500]:  # warm-up: caches, regex, branch predictors
-        Detector().session("w").observe_tool_call(c)
+        Detector(CycleGuardConfig()).session("w").observe_tool_call(c)
     mixed_det, mixed_floor = measure(mixed)
     small_det, small_floor = measure(small)
     timed = time.perf_counter()

@@ -9,6 +9,7 @@ Every validation problem becomes a one-line :class:`ConfigError` naming the fiel
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -18,8 +19,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from otel_cycleguard.detect import settings as _settings
+from otel_cycleguard.detect.settings import (
+    DEFAULT_EMPTY_RESULT_LOOKUPS,
+    DEFAULT_EXEC_FAILURE_PATTERNS,
+    DEFAULT_NON_FAILING_EXIT_CODES,
+    DetectorSettings,
+)
+
 __all__ = [
     "BUDGET_PRESETS",
+    "DEFAULT_EMPTY_RESULT_LOOKUPS",
+    "DEFAULT_EXEC_FAILURE_PATTERNS",
+    "DEFAULT_NON_FAILING_EXIT_CODES",
     "DEFAULT_PROGRESS_DIR",
     "BudgetConfig",
     "CategoryStreakConfig",
@@ -95,73 +107,6 @@ class StateHashConfig(Thresholds):
 
     window: int = Field(default=50, ge=2, le=10_000)
     attribute: str = "cycleguard.state_hash"
-
-
-# Result patterns that mark an exec-like or search-like call failed even when its span says ok
-# (SWE-agent-style environments flag few of these). Searched, multi-line (``^``/``$`` anchor at
-# every line), in the first ``max_scan_chars`` characters.
-DEFAULT_EXEC_FAILURE_PATTERNS: tuple[str, ...] = (
-    r"^(?:/bin/\w*sh: (?:line \d+: )?|sudo: |bash: )?\S+: command not found",
-    r"^\S.*: No such file or directory$",
-    r"syntax error(?: near unexpected token| at line|: unexpected)",
-    r"^Traceback \(most recent call last\):",
-    r"^E: ",
-    r"^EXECUTION TIMED OUT",
-    r": unrecognized service$",
-    r"^No matches found for ",
-    r"^dpkg-query: no packages found matching ",
-    r"^WARNING: Package\(s\) not found: ",
-)
-
-# Look-up commands whose empty output (after stripping whitespace; for ``whereis`` a bare
-# ``name:``) means "nothing found": a failed search. The first word of the last pipeline stage
-# (or of an earlier stage followed only by filters such as ``head``/``sort``); entries of two
-# words (``apt-cache search``) match the first two words. Not counted: output redirected
-# away (``> file``), ``grep -q``, ``find -delete``/``-exec``, bare ``printenv``, and a result
-# whose exit code ``non_failing_exit_codes`` lists for the command (``grep`` 1: a finding).
-DEFAULT_EMPTY_RESULT_LOOKUPS: tuple[str, ...] = (
-    "find",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "ack",
-    "git grep",
-    "fd",
-    "fdfind",
-    "locate",
-    "plocate",
-    "mlocate",
-    "which",
-    "whereis",
-    "command -v",
-    "printenv",
-    "apt-cache search",
-    "apt-file search",
-    "dpkg -S",
-)
-
-# Commands whose non-zero exit is a finding, not a failure (grep: no match; diff: files
-# differ; linters: messages reported, pylint's bit-field exit 1..31 such as 16).
-DEFAULT_NON_FAILING_EXIT_CODES: dict[str, tuple[int, ...]] = {
-    "grep": (1,),
-    "egrep": (1,),
-    "fgrep": (1,),
-    "rg": (1,),
-    "diff": (1,),
-    "cmp": (1,),
-    "test": (1,),
-    "[": (1,),
-    "pylint": tuple(range(1, 32)),
-    "flake8": (1,),
-    "ruff": (1,),
-    "mypy": (1,),
-    "pycodestyle": (1,),
-    "pyflakes": (1,),
-    "eslint": (1,),
-    "shellcheck": (1,),
-}
 
 
 class ErrorStreakConfig(Thresholds):
@@ -615,6 +560,11 @@ class CycleGuardConfig(_Strict):
                 raise ValueError(f"agents.{agent}: unknown profile {name!r}")
         return self
 
+    def detector_settings(self) -> DetectorSettings:
+        """This configuration compiled to the detection core's plain settings (once per
+        detector; the core never reads the pydantic models)."""
+        return _compile(self, DetectorSettings)
+
     def profile_for(
         self, agent: str | None = None, *, subagent: bool = False
     ) -> tuple[str, ProfileConfig]:
@@ -647,6 +597,42 @@ class CycleGuardConfig(_Strict):
             else:
                 _assign(data, ["profiles", target, *path], value)
         return _validate(data)
+
+
+# Each validated model and the core's settings class it compiles to (same field names).
+_SETTINGS_OF: dict[type[BaseModel], type] = {
+    Thresholds: _settings.ThresholdSettings,
+    CategoryStreakConfig: _settings.CategoryStreakSettings,
+    ToolPatternConfig: _settings.ToolPatternSettings,
+    TextLoopConfig: _settings.TextLoopSettings,
+    StateHashConfig: _settings.StateHashSettings,
+    ErrorStreakConfig: _settings.ErrorStreakSettings,
+    ReplayCycleConfig: _settings.ReplayCycleSettings,
+    NearDuplicateEditConfig: _settings.NearDuplicateEditSettings,
+    RepeatedFailureConfig: _settings.RepeatedFailureSettings,
+    RecurringFailureConfig: _settings.RecurringFailureSettings,
+    SameErrorConfig: _settings.SameErrorSettings,
+    FailureDensityConfig: _settings.FailureDensitySettings,
+    FailedLookupsConfig: _settings.FailedLookupsSettings,
+    EditWithoutEffectConfig: _settings.EditWithoutEffectSettings,
+    BudgetConfig: _settings.BudgetSettings,
+    ProfileConfig: _settings.ProfileSettings,
+}
+
+
+def _compile(model: BaseModel, target: type) -> Any:
+    """``model`` as an instance of the settings class ``target``: the fields ``target``
+    declares, nested models compiled to their own settings classes."""
+
+    def value_of(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return _compile(value, _SETTINGS_OF[type(value)])
+        if isinstance(value, Mapping):
+            return {key: value_of(item) for key, item in value.items()}
+        return value
+
+    fields = dataclasses.fields(target)
+    return target(**{f.name: value_of(getattr(model, f.name)) for f in fields})
 
 
 def _extends_order(profiles: Mapping[str, Any]) -> list[str]:

@@ -18,12 +18,12 @@ import math
 import re
 from array import array
 
-from otel_cycleguard.config import (
-    BudgetConfig,
-    ErrorStreakConfig,
-    StateHashConfig,
-    TextLoopConfig,
-    Thresholds,
+from otel_cycleguard.detect.settings import (
+    BudgetSettings,
+    ErrorStreakSettings,
+    StateHashSettings,
+    TextLoopSettings,
+    ThresholdSettings,
 )
 from otel_cycleguard.detect.signals import Level
 
@@ -477,7 +477,7 @@ class ErrorStreak:
 
     _MAX_TOOLS = 64
 
-    def __init__(self, layout: Layout, config: ErrorStreakConfig) -> None:
+    def __init__(self, layout: Layout, config: ErrorStreakSettings) -> None:
         self.count = layout.words("error_streak", "global_count")
         self.lane = layout.lane("error_streak")
         self.patterns = (
@@ -575,7 +575,7 @@ class TextLoop(_Gated):
         self.last_sketch = array("Q")
         self.fired = _NONE
 
-    def observe(self, exact: int, sketch: tuple[int, ...], config: TextLoopConfig) -> int:
+    def observe(self, exact: int, sketch: tuple[int, ...], config: TextLoopSettings) -> int:
         if self.count and (
             exact == self.last_exact
             or jaccard(sketch, self.last_sketch, self.SKETCH_SIZE) >= config.similarity
@@ -667,7 +667,7 @@ class StateRevisit(_Gated):
         self.count = 0
         self.fired = _NONE
 
-    def observe(self, fingerprint: int, config: StateHashConfig) -> int:
+    def observe(self, fingerprint: int, config: StateHashSettings) -> int:
         window = config.window
         if self.ring is None or self.visits is None:
             self.ring = array("Q", bytes(8 * window))
@@ -725,7 +725,7 @@ class Budget:
 
     def observe(
         self,
-        config: BudgetConfig,
+        config: BudgetSettings,
         *,
         tool_call: bool,
         tokens: int,
@@ -786,6 +786,6 @@ class Budget:
                 gate.reset()
 
 
-def thresholds_of(config: Thresholds) -> tuple[int, int]:
+def thresholds_of(config: ThresholdSettings) -> tuple[int, int]:
     """(warn, term) of any thresholds model."""
     return config.warn, config.term

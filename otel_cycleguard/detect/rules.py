@@ -1,7 +1,7 @@
 """Rules for loops that real agents fall into, on top of the eight dimensions.
 
 Each rule reports under one of the dimensions (docs/detection.md) (so the ladder, metrics and reports stay as
-they are) with its own thresholds (``ProfileConfig.replay_cycle``, ``near_duplicate_edit``,
+they are) with its own thresholds (``ProfileSettings.replay_cycle``, ``near_duplicate_edit``,
 ``repeated_failure``, ...) and says in the signal's explanation which rule fired and why:
 
 - ``replay_cycle`` (identical_call: the same call with the same result, every few calls): a call, same tool, arguments and masked result, that recurs
@@ -51,11 +51,6 @@ import re
 from array import array
 from typing import Any, NamedTuple
 
-from otel_cycleguard.config import (
-    DEFAULT_EXEC_FAILURE_PATTERNS,
-    ErrorStreakConfig,
-    ProfileConfig,
-)
 from otel_cycleguard.detect.categories import (
     ACTION,
     EXPLORATION,
@@ -68,6 +63,11 @@ from otel_cycleguard.detect.categories import (
 )
 from otel_cycleguard.detect.dimensions import CallRing, Layout, _lowered, check_lane, clear_lane
 from otel_cycleguard.detect.normalize import hash_bytes
+from otel_cycleguard.detect.settings import (
+    DEFAULT_EXEC_FAILURE_PATTERNS,
+    ErrorStreakSettings,
+    ProfileSettings,
+)
 from otel_cycleguard.detect.signals import Dimension, Level
 
 __all__ = [
@@ -213,7 +213,7 @@ def _is_lookup(words: list[str], lookups: frozenset[str]) -> bool:
 
 def empty_lookup(arguments: Any, result_text: str, lookups: tuple[str, ...]) -> bool:
     """True when an exec call ran a look-up command (``lookups``) and its output is empty:
-    "a search that finds nothing is a failed search" (see ``ErrorStreakConfig``)."""
+    "a search that finds nothing is a failed search" (see ``ErrorStreakSettings``)."""
     body = result_text
     if body.startswith("<returncode>") or body.lstrip().startswith("<returncode>"):
         wrapped = _WRAPPED_OUTPUT.match(body)
@@ -265,7 +265,7 @@ def refine_failure(
     arguments: Any,
     result_text: str | None,
     failed: bool,
-    config: ErrorStreakConfig,
+    config: ErrorStreakSettings,
 ) -> bool:
     """The failure flag after the result has been read (see the module docstring)."""
     is_exec, is_search = is_exec_or_search(canonical)
@@ -454,7 +454,7 @@ class RealWorldRules:
         words: array,
         recur: array | None,
         same: array | None,
-        profile: ProfileConfig,
+        profile: ProfileSettings,
         step: int,
         tool: str,
         kind: ToolKind,

@@ -13,7 +13,6 @@ import re
 from array import array
 
 from otel_cycleguard import _core
-from otel_cycleguard.config import CycleGuardConfig, ProfileConfig
 from otel_cycleguard.detect.categories import Categorizer, ToolKind
 from otel_cycleguard.detect.dimensions import (
     Budget,
@@ -36,6 +35,11 @@ from otel_cycleguard.detect.rules import (
     RealWorldRules,
     failure_fold,
     refine_failure,
+)
+from otel_cycleguard.detect.settings import (
+    DetectorSettings,
+    ProfileSettings,
+    SupportsDetectorSettings,
 )
 from otel_cycleguard.detect.signals import (
     BreakStrategy,
@@ -61,18 +65,20 @@ _WORD_SPLIT = re.compile(r"[^\w#]+")
 class Detector:
     """Shared, immutable-ish parts of detection for one configuration; makes sessions."""
 
-    def __init__(self, config: CycleGuardConfig | None = None) -> None:
-        self.config = config or CycleGuardConfig()
+    def __init__(self, settings: DetectorSettings | SupportsDetectorSettings) -> None:
+        if not isinstance(settings, DetectorSettings):
+            settings = settings.detector_settings()
+        self.settings = settings
         self.normalizer = Normalizer(
-            self.config.mask_patterns,
-            mask_defaults=self.config.mask_defaults,
-            result_fields=self.config.result_fields,
+            self.settings.mask_patterns,
+            mask_defaults=self.settings.mask_defaults,
+            result_fields=self.settings.result_fields,
         )
         self.categorizer = Categorizer(
-            self.config.extra_categories, self.config.read_only_tools, self.config.poll_tools
+            self.settings.extra_categories, self.settings.read_only_tools, self.settings.poll_tools
         )
-        self.progress_aware = frozenset(t.lower() for t in self.config.progress_aware_tools)
-        self.disabled = frozenset(Dimension(d) for d in self.config.disabled_dimensions)
+        self.progress_aware = frozenset(t.lower() for t in self.settings.progress_aware_tools)
+        self.disabled = frozenset(Dimension(d) for d in self.settings.disabled_dimensions)
         self._name_hashes: dict[str, int] = {}
         self._plans: dict[str, _Plan] = {}
 
@@ -80,7 +86,7 @@ class Detector:
         self, key: str, *, agent: str | None = None, subagent: bool = False
     ) -> SessionDetector:
         """A fresh detector for one session, with the profile its agent name calls for."""
-        name, profile = self.config.profile_for(agent, subagent=subagent)
+        name, profile = self.settings.profile_for(agent, subagent=subagent)
         plan = self._plans.get(name)
         if plan is None:
             plan = self._plans[name] = _Plan(self, name, profile)
@@ -116,12 +122,12 @@ class _Plan:
         "rules",
     )
 
-    def __init__(self, detector: Detector, name: str, profile: ProfileConfig) -> None:
+    def __init__(self, detector: Detector, name: str, profile: ProfileSettings) -> None:
         self.detector = detector
         self.name = name
         self.profile = profile
         # Evidence and units show at most this many recent calls (as before the shared ring).
-        self.evidence = max(detector.config.evidence_size, profile.tool_pattern.max_period)
+        self.evidence = max(detector.settings.evidence_size, profile.tool_pattern.max_period)
         replay = profile.replay_cycle
         size = max(self.evidence, replay.max_gap + 1 if replay.enabled else 0)
         layout = self.layout = Layout()
@@ -167,7 +173,7 @@ _Traits = tuple[int, int, bool, int, int]
 _NEVER = 1 << 62
 
 
-def _category_thresholds(profile: ProfileConfig, tool: str, kind: ToolKind) -> tuple[int, int]:
+def _category_thresholds(profile: ProfileSettings, tool: str, kind: ToolKind) -> tuple[int, int]:
     cfg = profile.category_streak
     overrides = cfg.tool_overrides
     if overrides:
@@ -225,7 +231,7 @@ class SessionDetector:
         return self._plan.detector
 
     @property
-    def profile(self) -> ProfileConfig:
+    def profile(self) -> ProfileSettings:
         return self._plan.profile
 
     @property
@@ -259,7 +265,9 @@ class SessionDetector:
         rules = plan.rules
         # Only a failure's output is folded (masked, digits dropped): staleness is about
         # failures, and most calls do not fail.
-        fold = failure_fold(det.normalizer.mask(result_text[:2048])) if failed and result_text else 1
+        fold = (
+            failure_fold(det.normalizer.mask(result_text[:2048])) if failed and result_text else 1
+        )
         rules.note_failure_output(words, failed, fold)
 
         fired: list[Signal] = []
@@ -709,7 +717,9 @@ class SessionDetector:
             cycle_class=cycle,
             break_strategy=_STRATEGY[cycle],
             explanation=explanation or _explain(dimension, level, streak, threshold, tool, unit),
-            evidence=self._evidence(self.detector.config.evidence_size) if step is not None else (),
+            evidence=self._evidence(self.detector.settings.evidence_size)
+            if step is not None
+            else (),
             unit=unit,
             agent=self.agent,
             rule=rule or dimension.value,

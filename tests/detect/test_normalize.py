@@ -213,7 +213,7 @@ anything = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(args=anything, result=anything, error=st.booleans(), text=st.none() | st.text())
 def test_session_never_raises_on_arbitrary_input(args, result, error, text):
-    s = Detector().session("prop")
+    s = Detector(load_config(environ={})).session("prop")
     for _ in range(3):
         s.observe_tool_call(ToolCall("bash", args, result, error=error))
         s.observe_tool_call(ToolCall("process", args, result, state_fingerprint=text))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Detector, ModelTurn, ToolCall
 
 _STATE = Path(__file__).with_name("data") / "session_state_pre_port.json"
@@ -30,14 +31,14 @@ def _observed(session) -> list:
 
 
 def test_the_same_observations_give_the_state_saved_before_the_port():
-    session = Detector().session("k")
+    session = Detector(CycleGuardConfig()).session("k")
     _observed(session)
     assert session.to_state() == json.loads(_STATE.read_text())
 
 
 def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
     state = json.loads(_STATE.read_text())
-    restored = Detector().session("k")
+    restored = Detector(CycleGuardConfig()).session("k")
     restored.restore_state(state)
     assert restored.to_state() == state
     fired = []
