@@ -4,6 +4,11 @@ Precedence, lowest first: built-in defaults (docs/detection.md) < a YAML/TOML fi
 environment variables < keyword arguments. User profiles are deep-merged onto the built-in ones,
 so ``profiles: {coding: {identical_call: {warn: 5}}}`` changes one number and keeps the rest.
 Every validation problem becomes a one-line :class:`ConfigError` naming the field and the rule.
+
+The environment is read by pydantic-settings (:class:`_EnvironmentSource`). Files are parsed
+here (tomllib, PyYAML, json): pydantic-settings' file sources keep only the keys that name a
+field, so a misspelt dimension in a file would vanish silently instead of failing with
+"unknown field", and they skip a file that does not exist, where a named file must exist.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import EnvSettingsSource
+from pydantic_settings.exceptions import SettingsError
+from pydantic_settings.sources.utils import parse_env_vars
 
 from otel_cycleguard.detect import settings as _settings
 from otel_cycleguard.detect.settings import (
@@ -770,18 +778,47 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data.get("cycleguard", data) if isinstance(data.get("cycleguard"), dict) else data
 
 
+class _EnvironmentSource(EnvSettingsSource):
+    """``CYCLEGUARD_*`` variables read by pydantic-settings: ``CYCLEGUARD_PROFILE=coding``,
+    ``CYCLEGUARD_PROFILES__CODING__IDENTICAL_CALL__WARN=5`` (``__`` descends, names are
+    case-insensitive). Only configuration fields are read, so other ``CYCLEGUARD_*`` variables
+    (``CYCLEGUARD_CONFIG``, ``CYCLEGUARD_RAISE_INTERNAL_ERRORS``, the service's) never fail
+    validation. Two things are added to the library's reading: the variables may come from a
+    mapping other than ``os.environ`` (``load_config(environ=...)``: tests, embedders), and a
+    list may be written comma-separated (``budget,state_hash``) as well as in JSON."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(
+            CycleGuardConfig,  # type: ignore[arg-type]  # a model, read for its fields only
+            case_sensitive=False,
+            env_prefix=ENV_PREFIX,
+            env_nested_delimiter="__",
+        )
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # The library's one hook for where variables come from (it reads os.environ).
+        return parse_env_vars(self._environ, case_sensitive=False)
+
+    def decode_complex_value(self, field_name: str, field: Any, value: Any) -> Any:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError as exc:
+            if isinstance(value, str) and not value.lstrip().startswith(("{", "[")):
+                return [item.strip() for item in value.split(",") if item.strip()]
+            raise ConfigError(
+                f"environment: {field_name} is not valid JSON ({' '.join(str(exc).split())})"
+            ) from None
+
+
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
-    """``CYCLEGUARD_PROFILE=coding``, ``CYCLEGUARD_PROFILES__CODING__IDENTICAL_CALL__WARN=5``."""
-    data: dict[str, Any] = {}
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
-            continue
-        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
-        # Only configuration fields: other CYCLEGUARD_* variables belong to other parts
-        # (e.g. CYCLEGUARD_RAISE_INTERNAL_ERRORS) and must not fail validation.
-        if path and path[0] in CycleGuardConfig.model_fields:
-            _assign(data, path, _parse_scalar(raw))
-    return data
+    """The configuration fields the environment sets (see :class:`_EnvironmentSource`)."""
+    try:
+        return _EnvironmentSource(environ)()
+    except SettingsError as exc:
+        if isinstance(exc.__cause__, ConfigError):
+            raise exc.__cause__ from None
+        raise ConfigError(f"environment: {' '.join(str(exc).split())}") from None
 
 
 def load_config(

@@ -221,6 +221,33 @@ def test_environment_variables_override_the_file(tmp_path):
     assert config.disabled_dimensions == ("budget", "state_hash")
 
 
+def test_environment_lists_may_be_json_or_comma_separated_at_any_depth():
+    config = load_config(
+        environ={
+            "CYCLEGUARD_READ_ONLY_TOOLS": '["probe", "peek"]',
+            "CYCLEGUARD_PROFILES__CODING__NEAR_DUPLICATE_EDIT__TOOLS": "edit, patch",
+            "cycleguard_mask_defaults": "off",
+        }
+    )
+    assert config.read_only_tools == ("probe", "peek")
+    assert config.profiles["coding"].near_duplicate_edit.tools == ("edit", "patch")
+    assert config.mask_defaults is False
+
+
+def test_environment_json_that_does_not_parse_is_one_line_naming_the_field():
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"CYCLEGUARD_AGENTS": "{bad"})
+    assert str(caught.value).startswith("environment: agents is not valid JSON (")
+    assert "\n" not in str(caught.value)
+
+
+def test_environment_variables_of_other_parts_are_not_configuration():
+    config = load_config(
+        environ={"CYCLEGUARD_RAISE_INTERNAL_ERRORS": "1", "CYCLEGUARD_SERVICE_TOKEN": "t"}
+    )
+    assert config == load_config(environ={})
+
+
 def test_keyword_arguments_override_the_environment():
     config = load_config(environ={"CYCLEGUARD_PROFILE": "coding"}, profile="subagent")
     assert config.profile == "subagent"
@@ -336,7 +363,10 @@ def test_a_bad_value_is_named_with_its_field_and_what_was_given():
     """One line: the field's path, the rule and the value, so the culprit is found at once."""
     with pytest.raises(ConfigError) as caught:
         load_config(environ={"CYCLEGUARD_ESCALATION__HITL_TIMEOUT_S": "-1"})
-    assert str(caught.value) == "escalation.hitl_timeout_s: Input should be greater than 0 (got -1)"
+    # The environment holds text: the value is shown as it was written.
+    assert str(caught.value) == (
+        "escalation.hitl_timeout_s: Input should be greater than 0 (got '-1')"
+    )
     with pytest.raises(ConfigError) as caught:
         load_config(environ={"CYCLEGUARD_PROFILE": "nope"})
     assert str(caught.value) == "profile: unknown profile 'nope'; known: general, coding, subagent"
