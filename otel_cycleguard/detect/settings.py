@@ -4,7 +4,7 @@ The core depends on nothing else in the package. ``otel_cycleguard.config`` vali
 user writes (files, environment, keyword arguments; pydantic) and compiles it once into these
 classes with :meth:`CycleGuardConfig.detector_settings`; a compiled core (or a test) can build
 them directly. The field names are the configuration's, one class per configuration model, so
-``profile.error_streak.term`` reads the same on both sides (``tests/detect/test_settings.py``
+``profile.error_streak.term`` reads the same on both sides (``tests/detect/test_core_settings.py``
 keeps the two in step). Defaults live in one place, the configuration; the detection knowledge
 that both sides need (the built-in failure patterns and look-up commands) lives here.
 """
