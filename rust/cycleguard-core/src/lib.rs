@@ -5,14 +5,20 @@
 //! masking"). Panics never cross into Python: every entry point runs under `catch_unwind` and
 //! answers what the Python code answers for an input it cannot handle.
 
+pub mod canon;
+pub mod json;
 pub mod mask;
+pub mod normalize;
+pub mod pystr;
 pub mod text;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple};
+use std::collections::HashMap;
+
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The UTF-8 bytes of an ASCII `str`; other text is refused (its classes are Python's).
@@ -111,8 +117,134 @@ fn xxh3(data: &Bound<'_, PyBytes>) -> u64 {
     xxh3_64(data.as_bytes())
 }
 
+/// `canonical_json(value)` for JSON-like values (see `canon`), or None: ask Python.
+#[pyfunction]
+fn canonical_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> Option<Bound<'py, PyBytes>> {
+    catch_unwind(AssertUnwindSafe(|| {
+        canon::canonical(value)
+            .ok()
+            .map(|raw| PyBytes::new(py, &raw))
+    }))
+    .unwrap_or(None)
+}
+
+/// The Rust `Normalizer` beside the Python one it falls back on (`reference`), for the
+/// differential checks; the session uses the same code without crossings.
+#[pyclass(module = "otel_cycleguard._core", name = "Normalizer")]
+struct PyNormalizer {
+    inner: normalize::Normalizer,
+}
+
+#[pymethods]
+impl PyNormalizer {
+    /// `result_fields`: tool name (lower case) -> the fields its result picker keeps.
+    #[new]
+    fn new(
+        fast: bool,
+        result_fields: &Bound<'_, PyDict>,
+        max_mask_chars: usize,
+        reference: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let mut fields = HashMap::new();
+        for (k, v) in result_fields.iter() {
+            fields.insert(k.extract::<String>()?, v.extract::<Vec<String>>()?);
+        }
+        Ok(PyNormalizer {
+            inner: normalize::Normalizer::new(fast, fields, max_mask_chars, reference),
+        })
+    }
+
+    /// `(args_hash, canonical arguments)`.
+    fn call_key<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        arguments: &Bound<'py, PyAny>,
+    ) -> PyResult<(u64, Bound<'py, PyBytes>)> {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.inner
+                .call_key(py, tool, arguments)
+                .map(|(h, raw)| (h, PyBytes::new(py, &raw)))
+        })) {
+            Ok(answer) => answer,
+            Err(_) => self
+                .inner
+                .reference(py)
+                .call_method1("call_key", (tool, arguments))?
+                .extract(),
+        }
+    }
+
+    fn result_text<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        result: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.inner
+                .result_text(py, tool, result)
+                .map(|t| t.to_py(py))
+        })) {
+            Ok(answer) => answer,
+            Err(_) => Ok(self
+                .inner
+                .reference(py)
+                .call_method1("result_text", (tool, result))?
+                .downcast_into::<PyString>()?),
+        }
+    }
+
+    fn text_hash(&self, py: Python<'_>, text: Bound<'_, PyString>) -> PyResult<u64> {
+        match catch_unwind(AssertUnwindSafe(|| {
+            let text = normalize::Text::from_py(text.clone())?;
+            self.inner.text_hash(py, &text)
+        })) {
+            Ok(answer) => answer,
+            Err(_) => self
+                .inner
+                .reference(py)
+                .call_method1("text_hash", (text,))?
+                .extract(),
+        }
+    }
+
+    /// `result_hash(tool, result)`: the text hash of the result's text.
+    fn result_hash(
+        &self,
+        py: Python<'_>,
+        tool: &Bound<'_, PyString>,
+        result: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        match catch_unwind(AssertUnwindSafe(|| {
+            let text = self.inner.result_text(py, tool, result)?;
+            self.inner.text_hash(py, &text)
+        })) {
+            Ok(answer) => answer,
+            Err(_) => self
+                .inner
+                .reference(py)
+                .call_method1("result_hash", (tool, result))?
+                .extract(),
+        }
+    }
+}
+
+/// Every character Python's `str.isspace` is true for, as the core reads it (a test compares
+/// it with the interpreter's).
+#[pyfunction]
+fn _space_chars() -> String {
+    (0..=0x10FFFFu32)
+        .filter_map(char::from_u32)
+        .filter(|&c| pystr::is_space(c))
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_space_chars, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
+    m.add_class::<PyNormalizer>()?;
     m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;
     m.add("text_hash_ascii", wrap_pyfunction!(text_hash_ascii_py, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3, m)?)?;

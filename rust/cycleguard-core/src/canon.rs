@@ -1,0 +1,158 @@
+//! `canonical_json` of Python values (`otel_cycleguard/detect/normalize.py`), read through
+//! PyO3 without building Python objects: dicts, lists, tuples, strings, ints, floats, bools
+//! and None of their exact types, as `orjson.dumps(value, option=OPT_SORT_KEYS)` writes them.
+//!
+//! Anything else (a subclass, a set, bytes inside a structure, an int beyond 64 bits, a
+//! string holding a lone surrogate, a dict key that is not a string, nesting beyond
+//! [`json::MAX_DEPTH`]) is [`Fallback`]: the caller asks the Python function, whose answer
+//! (orjson's native types, `default=` reprs, the `json` module's fallback) is the reference.
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
+
+use crate::json::{self, ParseError};
+use crate::pystr;
+
+/// The value needs Python's `canonical_json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fallback;
+
+impl From<ParseError> for Fallback {
+    fn from(_: ParseError) -> Self {
+        Fallback
+    }
+}
+
+/// The UTF-8 text of an exact `str` (a subclass, or one holding a lone surrogate: Fallback).
+#[inline]
+pub fn exact_str<'a>(obj: &'a Bound<'_, PyAny>) -> Result<&'a str, Fallback> {
+    if !obj.is_exact_instance_of::<PyString>() {
+        return Err(Fallback);
+    }
+    // to_str fails (a Python error, dropped) on lone surrogates
+    obj.downcast::<PyString>()
+        .map_err(|_| Fallback)?
+        .to_str()
+        .map_err(|_| Fallback)
+}
+
+/// Whether `canonical_json` parses a text: it starts, after (Python's) whitespace, with `{`
+/// or `[`.
+#[inline]
+pub fn looks_like_json(text: &str) -> bool {
+    matches!(pystr::lstrip(text).as_bytes().first(), Some(b'{' | b'['))
+}
+
+/// `canonical_json` of a text: the canonical JSON it holds, else the text itself.
+pub fn canonical_text(text: &str) -> Result<Cow<'_, [u8]>, Fallback> {
+    if looks_like_json(text) {
+        if let Some(out) = json::canonical_text(text)? {
+            return Ok(Cow::Owned(out));
+        }
+    }
+    Ok(Cow::Borrowed(text.as_bytes()))
+}
+
+/// `canonical_json(value)` (see the module comment for what is [`Fallback`]).
+pub fn canonical<'a>(value: &'a Bound<'_, PyAny>) -> Result<Cow<'a, [u8]>, Fallback> {
+    if value.is_exact_instance_of::<PyString>() {
+        return canonical_text(exact_str(value)?);
+    }
+    if value.is_exact_instance_of::<PyDict>() {
+        let mut out = Vec::with_capacity(256);
+        dump(value, &mut out, 0)?;
+        return Ok(Cow::Owned(out));
+    }
+    if value.is_exact_instance_of::<PyBytes>() {
+        let bytes = value
+            .downcast::<PyBytes>()
+            .map_err(|_| Fallback)?
+            .as_bytes();
+        let text = std::str::from_utf8(bytes).map_err(|_| Fallback)?;
+        return canonical_text(text);
+    }
+    if value.is_instance_of::<PyByteArray>() || value.is_instance_of::<PyString>() {
+        return Err(Fallback); // (bytearray is mutable; a str subclass may encode otherwise)
+    }
+    let mut out = Vec::with_capacity(64);
+    dump(value, &mut out, 0)?;
+    Ok(Cow::Owned(out))
+}
+
+/// Writes a JSON-like Python value as orjson does (keys sorted).
+pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result<(), Fallback> {
+    if value.is_exact_instance_of::<PyString>() {
+        json::write_str(out, exact_str(value)?);
+    } else if value.is_exact_instance_of::<PyDict>() {
+        if depth >= json::MAX_DEPTH {
+            return Err(Fallback);
+        }
+        let dict = value.downcast::<PyDict>().map_err(|_| Fallback)?;
+        let mut items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
+        for (k, v) in dict.iter() {
+            items.push((k, v));
+        }
+        let mut keyed: Vec<(&str, &Bound<'_, PyAny>)> = Vec::with_capacity(items.len());
+        for (k, v) in &items {
+            keyed.push((exact_str(k)?, v));
+        }
+        keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        out.push(b'{');
+        for (i, (k, v)) in keyed.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json::write_str(out, k);
+            out.push(b':');
+            dump(v, out, depth + 1)?;
+        }
+        out.push(b'}');
+    } else if value.is_exact_instance_of::<PyList>() {
+        if depth >= json::MAX_DEPTH {
+            return Err(Fallback);
+        }
+        let list = value.downcast::<PyList>().map_err(|_| Fallback)?;
+        out.push(b'[');
+        for (i, item) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            dump(&item, out, depth + 1)?;
+        }
+        out.push(b']');
+    } else if value.is_exact_instance_of::<PyTuple>() {
+        if depth >= json::MAX_DEPTH {
+            return Err(Fallback);
+        }
+        let tuple = value.downcast::<PyTuple>().map_err(|_| Fallback)?;
+        out.push(b'[');
+        for (i, item) in tuple.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            dump(&item, out, depth + 1)?;
+        }
+        out.push(b']');
+    } else if value.is_exact_instance_of::<PyBool>() {
+        let b = value.downcast::<PyBool>().map_err(|_| Fallback)?.is_true();
+        out.extend_from_slice(if b { b"true" } else { b"false" });
+    } else if value.is_exact_instance_of::<PyInt>() {
+        let v = match value.extract::<i64>() {
+            Ok(v) => v as i128,
+            Err(_) => value.extract::<u64>().map_err(|_| Fallback)? as i128,
+        };
+        json::write_int(out, v);
+    } else if value.is_exact_instance_of::<PyFloat>() {
+        let v = value.downcast::<PyFloat>().map_err(|_| Fallback)?.value();
+        json::write_float(out, v);
+    } else if value.is_none() {
+        out.extend_from_slice(b"null");
+    } else {
+        return Err(Fallback);
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! Python's `str` methods as the detector's Python code used them: `isspace` (and so
+//! `strip`, `lstrip`, `split()` without a separator), which differ from Rust's
+//! `char::is_whitespace` (Python counts the separators `\x1c`-`\x1f` as space, Unicode's
+//! White_Space property does not). `tests/detect/test_core_normalize.py` compares
+//! [`is_space`] with `str.isspace` over every code point.
+
+/// `str.isspace` of one character: ASCII `\t\n\v\f\r`, `\x1c`-`\x1f` and space; beyond
+/// ASCII the characters of bidirectional class WS, B or S or category Zs.
+#[inline]
+pub fn is_space(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ' => true,
+        c if (c as u32) < 0x85 => false,
+        '\u{85}'
+        | '\u{a0}'
+        | '\u{1680}'
+        | '\u{2000}'..='\u{200a}'
+        | '\u{2028}'
+        | '\u{2029}'
+        | '\u{202f}'
+        | '\u{205f}'
+        | '\u{3000}' => true,
+        _ => false,
+    }
+}
+
+/// `str.lstrip()`.
+#[inline]
+pub fn lstrip(s: &str) -> &str {
+    s.trim_start_matches(is_space)
+}
+
+/// `str.rstrip()`.
+#[inline]
+pub fn rstrip(s: &str) -> &str {
+    s.trim_end_matches(is_space)
+}
+
+/// `str.strip()`.
+#[inline]
+pub fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// `str.split()`: the words between runs of space.
+#[inline]
+pub fn split(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_space).filter(|w| !w.is_empty())
+}
+
+/// `str.split(None, 1)`: the first word and the rest after the space that follows it
+/// (`rest` keeps its own leading and trailing space but the first run of separators).
+pub fn split_once_ws(s: &str) -> Option<(&str, Option<&str>)> {
+    let s = lstrip(s);
+    if s.is_empty() {
+        return None;
+    }
+    match s.char_indices().find(|&(_, c)| is_space(c)) {
+        None => Some((s, None)),
+        Some((i, _)) => {
+            let rest = lstrip(&s[i..]);
+            Some((&s[..i], if rest.is_empty() { None } else { Some(rest) }))
+        }
+    }
+}
+
+/// `s[:n]` in characters (Python slices count code points).
+#[inline]
+pub fn head_chars(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s; // n bytes hold at least n characters
+    }
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// `len(s)` in characters.
+#[inline]
+pub fn char_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_space_includes_the_information_separators() {
+        assert!(is_space('\u{1c}') && is_space('\u{85}') && is_space('\u{3000}'));
+        assert!(!is_space('\u{180e}') && !is_space('\u{200b}') && !is_space('x'));
+        assert_eq!(
+            split("\u{1f}a  b\u{a0}c ").collect::<Vec<_>>(),
+            vec!["a", "b", "c"]
+        );
+        assert_eq!(strip("\u{1c} x \n"), "x");
+    }
+
+    #[test]
+    fn split_once_is_split_none_1() {
+        assert_eq!(split_once_ws("  cat  a b "), Some(("cat", Some("a b "))));
+        assert_eq!(split_once_ws("cat"), Some(("cat", None)));
+        assert_eq!(split_once_ws("  "), None);
+    }
+
+    #[test]
+    fn head_counts_characters() {
+        assert_eq!(head_chars("ééé", 2), "éé");
+        assert_eq!(head_chars("abc", 5), "abc");
+    }
+}
