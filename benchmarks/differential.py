@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shlex
 import sys
 import time
 from collections import Counter
@@ -31,6 +33,8 @@ import orjson  # noqa: E402
 from corpus_records import load  # noqa: E402
 
 from otel_cycleguard import _core  # noqa: E402
+from otel_cycleguard.detect import categories  # noqa: E402
+from otel_cycleguard.detect.categories import Categorizer  # noqa: E402
 from otel_cycleguard.detect.normalize import Normalizer, canonical_json  # noqa: E402
 
 # result_fields for tools of the corpus whose results are JSON objects (and one whose are not)
@@ -171,7 +175,95 @@ def check_normalize(records) -> Report:
     return report
 
 
-STAGES = {"normalize": check_normalize}
+CATEGORIZERS = {
+    "defaults": ({}, (), ()),
+    "configured": (
+        {
+            "click": "exploration",
+            "Search": "action",
+            "get_details_by_id": "action",
+            "FINISH": "exploration",
+        },
+        ("GET", "calculate", "python"),
+        ("check_network_status", "bash", "think"),
+    ),
+}
+
+
+def _kind(kind) -> tuple:
+    return (kind.canonical, kind.category, kind.override_key, kind.is_poll, kind.known)
+
+
+def _shlex(stage: str) -> list[str] | None:
+    try:
+        return shlex.split(stage)
+    except ValueError:
+        return None
+
+
+def check_categories(records) -> Report:
+    report = Report("categories (stage 2)")
+    tool_calls = list(calls(records))
+    for config, (extra, read_only, poll) in CATEGORIZERS.items():
+        py = Categorizer(extra, read_only, poll)
+        rs = _core.Categorizer(
+            {k.lower(): v for k, v in extra.items()},
+            {t.lower() for t in read_only},
+            {t.lower() for t in poll},
+        )
+        for run_id, call in tool_calls:
+            for args in (call.arguments, _parsed(call.arguments)):
+                if args is None and call.arguments is not None:
+                    continue
+                for flag in (call.read_only, True):
+                    report.check(
+                        "classify",
+                        _kind(py.classify(call.tool, args, flag)),
+                        rs.classify(call.tool, args, flag),
+                        f"{run_id} {config} {call.tool} {args!r:.80}",
+                    )
+    for run_id, call in tool_calls:
+        for args in (call.arguments, _parsed(call.arguments)):
+            if args is None and call.arguments is not None:
+                continue
+            where = f"{run_id} {call.tool} {args!r:.120}"
+            report.check(
+                "edits_files", categories.edits_files(args), _core.edits_files(args), where
+            )
+            report.check(
+                "changes_environment",
+                categories.changes_environment(args),
+                _core.changes_environment(args),
+                where,
+            )
+            text = categories.command_text(args)
+            report.check("command_text", text, _core.command_text(args), where)
+            report.check(
+                "readonly_command",
+                categories._is_readonly_command(args),
+                _core.readonly_command(args),
+                where,
+            )
+            if text:
+                report.check(
+                    "command_words",
+                    categories.command_words(text),
+                    _core.command_words(text),
+                    where,
+                )
+                for item in re.split(r"\|\|?|&&|;|\n", text):
+                    report.check(
+                        "command_words",
+                        categories.command_words(item),
+                        _core.command_words(item),
+                        where,
+                    )
+                for stage in text.split("|"):
+                    report.check("shlex_split", _shlex(stage), _core.shlex_split(stage), where)
+    return report
+
+
+STAGES = {"normalize": check_normalize, "categories": check_categories}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,10 +60,25 @@ pub enum ParseError {
 
 /// `text` parsed as orjson would.
 pub fn parse(text: &str) -> Result<Value<'_>, ParseError> {
+    parse_mode(text, false).map(|(value, _)| value)
+}
+
+/// `text` parsed as Python's `json.loads` would: what orjson reads, and also `NaN`,
+/// `Infinity`, `-Infinity`, numbers beyond a double's range and lone surrogate escapes
+/// (kept as [`crate::pystr::SURROGATE_BASE`]` + code` so that they stay distinct
+/// characters). The flag says whether one of those extensions was used (orjson refuses the
+/// text then).
+pub fn parse_lenient(text: &str) -> Result<(Value<'_>, bool), ParseError> {
+    parse_mode(text, true)
+}
+
+fn parse_mode(text: &str, lenient: bool) -> Result<(Value<'_>, bool), ParseError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,
         i: 0,
+        lenient,
+        extended: false,
     };
     p.ws();
     let value = p.value(0)?;
@@ -71,13 +86,15 @@ pub fn parse(text: &str) -> Result<Value<'_>, ParseError> {
     if p.i != p.s.len() {
         return Err(ParseError::Invalid);
     }
-    Ok(value)
+    Ok((value, p.extended))
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
+    lenient: bool,
+    extended: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -110,9 +127,20 @@ impl<'a> Parser<'a> {
             b't' => self.literal(b"true", Value::Bool(true)),
             b'f' => self.literal(b"false", Value::Bool(false)),
             b'n' => self.literal(b"null", Value::Null),
+            b'N' if self.lenient => self.extension(b"NaN", f64::NAN),
+            b'I' if self.lenient => self.extension(b"Infinity", f64::INFINITY),
+            b'-' if self.lenient && self.s[self.i..].starts_with(b"-Infinity") => {
+                self.extension(b"-Infinity", f64::NEG_INFINITY)
+            }
             b'-' | b'0'..=b'9' => self.number(),
             _ => Err(ParseError::Invalid),
         }
+    }
+
+    fn extension(&mut self, word: &[u8], value: f64) -> Result<Value<'a>, ParseError> {
+        let v = self.literal(word, Value::Float(value))?;
+        self.extended = true;
+        Ok(v)
     }
 
     fn array(&mut self, depth: usize) -> Result<Value<'a>, ParseError> {
@@ -234,17 +262,22 @@ impl<'a> Parser<'a> {
                         b'u' => {
                             let hi = self.hex4()?;
                             let code = if (0xD800..0xDC00).contains(&hi) {
-                                if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
-                                    return Err(ParseError::Invalid);
+                                let save = self.i;
+                                let lo = if self.s.get(self.i..self.i + 2) == Some(b"\\u") {
+                                    self.i += 2;
+                                    self.hex4()?
+                                } else {
+                                    0
+                                };
+                                if (0xDC00..0xE000).contains(&lo) {
+                                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                                } else {
+                                    // a lone high surrogate (json.loads keeps it as it is)
+                                    self.i = save;
+                                    self.lone_surrogate(hi)?
                                 }
-                                self.i += 2;
-                                let lo = self.hex4()?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(ParseError::Invalid);
-                                }
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                             } else if (0xDC00..0xE000).contains(&hi) {
-                                return Err(ParseError::Invalid);
+                                self.lone_surrogate(hi)?
                             } else {
                                 hi
                             };
@@ -256,6 +289,14 @@ impl<'a> Parser<'a> {
                 _ => return Err(ParseError::Invalid),
             }
         }
+    }
+
+    fn lone_surrogate(&mut self, code: u32) -> Result<u32, ParseError> {
+        if !self.lenient {
+            return Err(ParseError::Invalid);
+        }
+        self.extended = true;
+        Ok(crate::pystr::SURROGATE_BASE + code)
     }
 
     fn digits(&mut self) -> usize {
@@ -308,10 +349,25 @@ impl<'a> Parser<'a> {
                     return Ok(Value::Int(v));
                 }
             }
+            if self.lenient {
+                if literal.len() > 4300 {
+                    // Python refuses ints of more than 4300 digits (sys.get_int_max_str_digits)
+                    return Err(ParseError::Unsure);
+                }
+                // json.loads: an int of any size (a number all the same: never a string)
+                return Ok(Value::Float(
+                    literal.parse::<f64>().unwrap_or(f64::INFINITY),
+                ));
+            }
         }
         // Rust's parse is correctly rounded, as orjson's is.
         match literal.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Value::Float(v)),
+            // json.loads reads an overflow as infinity; orjson refuses it
+            Ok(v) if self.lenient => {
+                self.extended = true;
+                Ok(Value::Float(v))
+            }
             _ => Err(ParseError::Invalid), // orjson: "number is infinity when parsed as double"
         }
     }
@@ -527,6 +583,21 @@ mod tests {
         ] {
             assert_eq!(parse(bad), Err(ParseError::Invalid), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_lenient_reading_is_json_loads() {
+        let (v, extended) =
+            parse_lenient(r#"{"a": NaN, "b": [Infinity, -Infinity, 1e999]}"#).unwrap();
+        assert!(extended && v.get("a").is_some());
+        let (v, extended) = parse_lenient(r#"["\ud800x", "\udc00", "\ud83d\ude00"]"#).unwrap();
+        assert!(extended);
+        let Value::Array(items) = v else { panic!() };
+        let lone = char::from_u32(crate::pystr::SURROGATE_BASE + 0xD800).unwrap();
+        assert_eq!(items[0].as_str(), Some(format!("{lone}x").as_str()));
+        assert_eq!(items[2].as_str(), Some("\u{1f600}"));
+        assert!(!parse_lenient("[1]").unwrap().1);
+        assert_eq!(parse_lenient("[01]"), Err(ParseError::Invalid));
     }
 
     #[test]

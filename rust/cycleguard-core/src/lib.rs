@@ -5,18 +5,22 @@
 //! masking"). Panics never cross into Python: every entry point runs under `catch_unwind` and
 //! answers what the Python code answers for an input it cannot handle.
 
+pub mod args;
 pub mod canon;
+pub mod categories;
 pub mod json;
 pub mod mask;
 pub mod normalize;
+pub mod pyclass;
 pub mod pystr;
+pub mod shell;
 pub mod text;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
@@ -230,19 +234,171 @@ impl PyNormalizer {
     }
 }
 
-/// Every character Python's `str.isspace` is true for, as the core reads it (a test compares
-/// it with the interpreter's).
+/// Runs `f` on a call's arguments read as the core reads them.
+fn with_args<'py, R>(
+    value: &Bound<'py, PyAny>,
+    f: impl FnOnce(&args::Args<'_, 'py>) -> PyResult<R>,
+) -> PyResult<R> {
+    match value.downcast::<PyString>() {
+        Ok(s) => {
+            let text = args::py_text(s)?;
+            f(&args::Args::from_py(value, Some(&text))?)
+        }
+        Err(_) => f(&args::Args::from_py(value, None)?),
+    }
+}
+
+/// The kind of a tool as a tuple `(canonical, category, override_key, is_poll, known)`.
+type KindTuple<'py> = (
+    Bound<'py, PyString>,
+    Bound<'py, PyString>,
+    Bound<'py, PyString>,
+    bool,
+    bool,
+);
+
+fn kind_tuple<'py>(py: Python<'py>, kind: &categories::ToolKind<'_>) -> PyResult<KindTuple<'py>> {
+    Ok((
+        args::to_py_str(py, &kind.canonical)?,
+        args::to_py_str(py, &kind.category)?,
+        args::to_py_str(py, &kind.override_key)?,
+        kind.is_poll,
+        kind.known,
+    ))
+}
+
+/// The Rust `Categorizer`, for the differential checks.
+#[pyclass(module = "otel_cycleguard._core", name = "Categorizer")]
+struct PyCategorizer {
+    inner: categories::Categorizer,
+}
+
+#[pymethods]
+impl PyCategorizer {
+    /// The names lower-cased (Python's `str.lower`) by the caller.
+    #[new]
+    fn new(
+        extra_categories: HashMap<String, String>,
+        read_only_tools: HashSet<String>,
+        poll_tools: HashSet<String>,
+    ) -> Self {
+        PyCategorizer {
+            inner: categories::Categorizer::new(extra_categories, read_only_tools, poll_tools),
+        }
+    }
+
+    #[pyo3(signature = (tool, arguments=None, read_only=None))]
+    fn classify<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &Bound<'py, PyString>,
+        arguments: Option<&Bound<'py, PyAny>>,
+        read_only: Option<bool>,
+    ) -> PyResult<KindTuple<'py>> {
+        let none = py.None().into_bound(py);
+        let arguments = arguments.unwrap_or(&none);
+        let tool = args::py_text(tool)?;
+        catch_unwind(AssertUnwindSafe(|| {
+            with_args(arguments, |a| {
+                self.inner
+                    .classify(py, &tool, a, read_only)
+                    .and_then(|k| kind_tuple(py, &k))
+            })
+        }))
+        .unwrap_or_else(|_| Err(pyo3::exceptions::PyRuntimeError::new_err("core panicked")))
+    }
+}
+
+/// `edits_files(arguments)` (never raises).
 #[pyfunction]
-fn _space_chars() -> String {
-    (0..=0x10FFFFu32)
-        .filter_map(char::from_u32)
-        .filter(|&c| pystr::is_space(c))
+fn edits_files(py: Python<'_>, arguments: &Bound<'_, PyAny>) -> bool {
+    catch_unwind(AssertUnwindSafe(|| {
+        with_args(arguments, |a| {
+            Ok(a.command_text(py)?.is_some_and(|t| shell::edits_files(&t)))
+        })
+        .unwrap_or(false)
+    }))
+    .unwrap_or(false)
+}
+
+/// `changes_environment(arguments)` (never raises).
+#[pyfunction]
+fn changes_environment(py: Python<'_>, arguments: &Bound<'_, PyAny>) -> bool {
+    catch_unwind(AssertUnwindSafe(|| {
+        with_args(arguments, |a| {
+            Ok(a.command_text(py)?
+                .is_some_and(|t| shell::changes_environment(&t)))
+        })
+        .unwrap_or(false)
+    }))
+    .unwrap_or(false)
+}
+
+/// `command_text(arguments)`.
+#[pyfunction]
+fn command_text<'py>(
+    py: Python<'py>,
+    arguments: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    with_args(arguments, |a| match a.command_text(py)? {
+        Some(t) => Ok(Some(args::to_py_str(py, &t)?)),
+        None => Ok(None),
+    })
+}
+
+/// `_is_readonly_command(arguments)`.
+#[pyfunction]
+fn readonly_command(py: Python<'_>, arguments: &Bound<'_, PyAny>) -> PyResult<bool> {
+    with_args(arguments, |a| categories::readonly_command(py, a))
+}
+
+/// `command_words(command)`.
+#[pyfunction]
+fn command_words<'py>(command: &Bound<'py, PyString>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    let text = args::py_text(command)?;
+    shell::command_words(&text)
+        .into_iter()
+        .map(|w| args::to_py_str(command.py(), w))
         .collect()
+}
+
+/// `shlex.split(text)` (POSIX, no comments), None where it raises ValueError.
+#[pyfunction]
+fn shlex_split<'py>(text: &Bound<'py, PyString>) -> PyResult<Option<Vec<Bound<'py, PyString>>>> {
+    let words = shell::shlex_split(&args::py_text(text)?).ok();
+    words
+        .map(|w| w.iter().map(|w| args::to_py_str(text.py(), w)).collect())
+        .transpose()
+}
+
+/// Every character of one of Python's classes as the core reads them (`"space"`: `isspace`,
+/// `"alnum"`: `isalnum`, `"decimal"`: `isdecimal`), for the tests that compare them with the
+/// interpreter's.
+#[pyfunction]
+fn _class_chars(which: &str) -> PyResult<String> {
+    let test: fn(char) -> bool = match which {
+        "space" => pystr::is_space,
+        "alnum" => pystr::is_alnum,
+        "decimal" => pystr::is_decimal,
+        _ => return Err(PyValueError::new_err("space, alnum or decimal")),
+    };
+    Ok((0..=0x10FFFFu32)
+        .filter_map(char::from_u32)
+        .filter(|&c| test(c))
+        .collect())
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_space_chars, m)?)?;
+    m.add_function(wrap_pyfunction!(_class_chars, m)?)?;
+    m.add("UNICODE_VERSION", pyclass::UNICODE_VERSION)?;
+    m.add_class::<PyCategorizer>()?;
+    m.add_function(wrap_pyfunction!(edits_files, m)?)?;
+    m.add_function(wrap_pyfunction!(changes_environment, m)?)?;
+    m.add_function(wrap_pyfunction!(command_text, m)?)?;
+    m.add_function(wrap_pyfunction!(readonly_command, m)?)?;
+    m.add_function(wrap_pyfunction!(command_words, m)?)?;
+    m.add_function(wrap_pyfunction!(shlex_split, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_class::<PyNormalizer>()?;
     m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;

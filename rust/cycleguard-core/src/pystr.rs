@@ -4,6 +4,31 @@
 //! White_Space property does not). `tests/detect/test_core_normalize.py` compares
 //! [`is_space`] with `str.isspace` over every code point.
 
+/// Where a lone surrogate of a Python `str` (U+D800..U+DFFF, which Rust text cannot hold)
+/// lives in the core's text: `SURROGATE_BASE + code`, in the last private use plane. Like a
+/// surrogate, such a character is in none of Python's classes (space, word, digit), and its
+/// code keeps two different surrogates different; hashing writes it as `?`, as
+/// `encode("utf-8", "replace")` does.
+pub const SURROGATE_BASE: u32 = 0x10_0000;
+
+/// Whether a character stands for a lone surrogate (see [`SURROGATE_BASE`]).
+#[inline]
+pub fn is_surrogate_stand_in(c: char) -> bool {
+    (SURROGATE_BASE + 0xD800..SURROGATE_BASE + 0xE000).contains(&(c as u32))
+}
+
+/// The UTF-8 bytes Python's `text.encode("utf-8", "replace")` gives (stand-ins as `?`).
+pub fn encode_replace(s: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !s.chars().any(is_surrogate_stand_in) {
+        return std::borrow::Cow::Borrowed(s.as_bytes());
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(if is_surrogate_stand_in(c) { '?' } else { c });
+    }
+    std::borrow::Cow::Owned(out.into_bytes())
+}
+
 /// `str.isspace` of one character: ASCII `\t\n\v\f\r`, `\x1c`-`\x1f` and space; beyond
 /// ASCII the characters of bidirectional class WS, B or S or category Zs.
 #[inline]
@@ -22,6 +47,63 @@ pub fn is_space(c: char) -> bool {
         | '\u{3000}' => true,
         _ => false,
     }
+}
+
+fn in_ranges(table: &[(u32, u32)], c: char) -> Option<u32> {
+    let c = c as u32;
+    let i = table.partition_point(|&(_, hi)| hi < c);
+    match table.get(i) {
+        Some(&(lo, _)) if lo <= c => Some(lo),
+        _ => None,
+    }
+}
+
+/// `str.isalnum` of one character (beyond ASCII: the generated tables of `pyclass`).
+#[inline]
+pub fn is_alnum(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        in_ranges(crate::pyclass::ALNUM, c).is_some()
+    }
+}
+
+/// A regular expression's `\w` on `str` (`isalnum` or `_`).
+#[inline]
+pub fn is_word(c: char) -> bool {
+    c == '_' || is_alnum(c)
+}
+
+/// A regular expression's `\d` on `str` (`str.isdecimal`).
+#[inline]
+pub fn is_decimal(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        in_ranges(crate::pyclass::DECIMAL, c).is_some()
+    }
+}
+
+/// The value of a decimal digit (`int()` reads any of them).
+#[inline]
+pub fn decimal_value(c: char) -> Option<u32> {
+    if c.is_ascii_digit() {
+        return Some(c as u32 - '0' as u32);
+    }
+    in_ranges(crate::pyclass::DECIMAL, c).map(|start| (c as u32 - start) % 10)
+}
+
+/// `int(text)` of a regular expression's `-?\d+` (any decimal digits), if it fits.
+pub fn parse_decimal(text: &str) -> Option<i64> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let mut v: i64 = 0;
+    for c in digits.chars() {
+        v = v.checked_mul(10)?.checked_add(decimal_value(c)? as i64)?;
+    }
+    Some(if neg { -v } else { v })
 }
 
 /// `str.lstrip()`.
@@ -106,6 +188,13 @@ mod tests {
         assert_eq!(split_once_ws("  cat  a b "), Some(("cat", Some("a b "))));
         assert_eq!(split_once_ws("cat"), Some(("cat", None)));
         assert_eq!(split_once_ws("  "), None);
+    }
+
+    #[test]
+    fn classes_beyond_ascii_are_pythons() {
+        assert!(is_word('é') && is_word('_') && !is_word('-') && !is_word('\u{93e}'));
+        assert!(is_decimal('\u{663}') && !is_decimal('\u{b2}'));
+        assert_eq!(parse_decimal("-\u{661}\u{662}"), Some(-12));
     }
 
     #[test]
