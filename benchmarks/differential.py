@@ -21,6 +21,7 @@ import re
 import shlex
 import sys
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -97,6 +98,7 @@ class Report:
         self.compared: Counter[str] = Counter()
         self.rust: Counter[str] = Counter()  # answered by the core without Python
         self.fallbacks: Counter[str] = Counter()  # what the core asked of Python
+        self.labels: dict[str, str] = {}  # what a ``rust`` count counts, when not that
         self.bad: list[str] = []
 
     def check(self, what: str, want: object, got: object, context: str) -> None:
@@ -111,7 +113,8 @@ class Report:
         total = sum(self.compared.values())
         print(f"{self.name}: {total:,} comparisons, {len(self.bad)} differ")
         for what, n in sorted(self.compared.items()):
-            extra = f", {self.rust[what]:,} answered in Rust" if what in self.rust else ""
+            label = self.labels.get(what, "answered in Rust")
+            extra = f", {self.rust[what]:,} {label}" if what in self.rust else ""
             print(f"  {what}: {n:,}{extra}")
         if self.fallbacks:
             print(
@@ -263,7 +266,101 @@ def check_categories(records) -> Report:
     return report
 
 
-STAGES = {"normalize": check_normalize, "categories": check_categories}
+# detector configurations for the session check: the built-in profiles, budgets on, custom masks
+# and result fields, extra categories, dimensions switched off
+SESSION_CONFIGS: dict[str, dict] = {
+    "defaults": {},
+    "coding": {"profile": "coding"},
+    "subagent": {"profile": "subagent"},
+    "budget": {
+        "profiles": {
+            "general": {
+                "budget": {
+                    "enabled": True,
+                    "max_tool_calls": 40,
+                    "max_model_turns": 30,
+                    "max_tokens": 20_000,
+                    "max_wall_seconds": 120.0,
+                    "max_idle_seconds": 1.5,
+                    "call_seconds": {"bash": 0.5, "exploration": 2.0},
+                }
+            }
+        }
+    },
+    "custom": {
+        "mask_patterns": (r"req-[a-z]+",),
+        "result_fields": RESULT_FIELDS,
+        "extra_categories": {"click": "exploration", "get_details_by_id": "action"},
+        "read_only_tools": ("GET",),
+        "poll_tools": ("check_network_status",),
+        "disabled_dimensions": ("category_streak",),
+        "evidence_size": 3,
+    },
+}
+
+
+def _signal(s) -> dict:
+    return {
+        "dimension": s.dimension.value,
+        "level": s.level.value,
+        "session": s.session,
+        "streak": s.streak,
+        "threshold": s.threshold,
+        "profile": s.profile,
+        "tool": s.tool,
+        "category": s.category,
+        "step": s.step,
+        "model_turn_index": s.model_turn_index,
+        "cycle_class": s.cycle_class.value,
+        "break_strategy": s.break_strategy.value,
+        "explanation": s.explanation,
+        "evidence": [(d.tool, d.args_hash, d.result_hash, d.error) for d in s.evidence],
+        "unit": list(s.unit),
+        "agent": s.agent,
+        "rule": s.rule,
+    }
+
+
+def check_sessions(records) -> Report:
+    """Every run's records through a Python session and a compiled one, signal for signal and
+    counter for counter after each record; a reset of each dimension that TERMs (as the
+    escalation's self-heal does), and state fingerprints derived from the results."""
+    from otel_cycleguard.config import CycleGuardConfig
+    from otel_cycleguard.detect import Detector, Dimension, ModelTurn, ToolCall
+    from otel_cycleguard.detect.compiled import CompiledDetector
+
+    report = Report("sessions (stage 3)")
+    report.labels["signals"] = "signals fired"
+    runs: dict[str, list] = {}
+    for run_id, kind, record in records:
+        runs.setdefault(run_id, []).append((kind, record))
+    for config_name, options in SESSION_CONFIGS.items():
+        config = CycleGuardConfig(**options)
+        py_det, rs_det = Detector(config), CompiledDetector(config)
+        for run_id, items in runs.items():
+            py = py_det.session(run_id, agent="agent")
+            rs = rs_det.session(run_id, agent="agent")
+            for n, (kind, record) in enumerate(items):
+                if config_name == "custom" and n % 3 == 0:  # state fingerprints that recur
+                    seed = str(getattr(record, "result", None) or getattr(record, "text", ""))
+                    fields = {f: getattr(record, f) for f in record.__slots__}
+                    fields["state_fingerprint"] = f"s{zlib.crc32(seed.encode()) % 5}"
+                    record = ToolCall(**fields) if kind == "call" else ModelTurn(**fields)
+                observe = "observe_tool_call" if kind == "call" else "observe_model_turn"
+                want = [_signal(s) for s in getattr(py, observe)(record)]
+                got = [_signal(s) for s in getattr(rs, observe)(record)]
+                where = f"{config_name} {run_id} #{n}"
+                report.check("signals", want, got, where)
+                report.rust["signals"] += len(got)
+                report.check("counters", py.counters(), rs.counters(), where)
+                for s in want:
+                    if s["level"] == "term":  # the escalation's self-heal
+                        py.reset(Dimension(s["dimension"]))
+                        rs.reset(Dimension(s["dimension"]))
+    return report
+
+
+STAGES = {"normalize": check_normalize, "categories": check_categories, "sessions": check_sessions}
 
 
 def main(argv: list[str] | None = None) -> int:

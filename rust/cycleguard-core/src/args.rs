@@ -30,6 +30,17 @@ pub fn py_text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     Ok(Cow::Owned(decode_surrogatepass(bytes)))
 }
 
+/// `s[:n]` of a Python str (code points).
+pub fn py_head<'py>(s: &Bound<'py, PyString>, n: usize) -> PyResult<Bound<'py, PyString>> {
+    if let Ok(t) = s.to_str() {
+        if t.len() <= n {
+            return Ok(s.clone()); // n bytes hold at least n characters
+        }
+    }
+    let slice = pyo3::types::PySlice::new(s.py(), 0, n.min(isize::MAX as usize) as isize, 1);
+    Ok(s.as_any().get_item(slice)?.downcast_into::<PyString>()?)
+}
+
 /// The core's text as a Python `str` (stand-ins back to the lone surrogates they stand for).
 pub fn to_py_str<'py>(py: Python<'py>, s: &str) -> PyResult<Bound<'py, PyString>> {
     if !s.chars().any(pystr::is_surrogate_stand_in) {

@@ -8,21 +8,29 @@
 pub mod args;
 pub mod canon;
 pub mod categories;
+pub mod dims;
+pub mod failures;
 pub mod json;
 pub mod mask;
 pub mod normalize;
 pub mod pyclass;
 pub mod pystr;
+pub mod rules;
+pub mod session;
+pub mod settings;
 pub mod shell;
+pub mod signal;
 pub mod text;
+pub mod watch;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The UTF-8 bytes of an ASCII `str`; other text is refused (its classes are Python's).
@@ -234,6 +242,162 @@ impl PyNormalizer {
     }
 }
 
+/// An internal error of the core where Python expects an exception (a panic caught).
+fn panicked() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("internal error in the detection core")
+}
+
+/// The compiled detector of one configuration: what its sessions share, and per profile the
+/// settings they read (built once per profile).
+#[pyclass(module = "otel_cycleguard._core", name = "Detector", frozen)]
+struct PyDetector {
+    shared: Arc<session::Shared>,
+    plans: Mutex<HashMap<String, Arc<session::Plan>>>,
+}
+
+#[pymethods]
+impl PyDetector {
+    /// `settings`: a `DetectorSettings`; `normalizer`: the Python `Normalizer` of the same
+    /// configuration (it masks what the core leaves to Python's regular expressions).
+    #[new]
+    fn new(py: Python<'_>, settings: &Bound<'_, PyAny>, normalizer: Py<PyAny>) -> PyResult<Self> {
+        let shared = catch_unwind(AssertUnwindSafe(|| {
+            session::Shared::new(py, settings, normalizer)
+        }))
+        .unwrap_or_else(|_| Err(panicked()))?;
+        Ok(PyDetector {
+            shared: Arc::new(shared),
+            plans: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl PyDetector {
+    fn plan(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyString>,
+        profile: &Bound<'_, PyAny>,
+        detector: &Bound<'_, PyAny>,
+    ) -> PyResult<Arc<session::Plan>> {
+        let key = name.to_str()?.to_owned();
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plan) = plans.get(&key) {
+            return Ok(Arc::clone(plan));
+        }
+        let plan = Arc::new(session::Plan::new(
+            py,
+            Arc::clone(&self.shared),
+            name.clone().unbind(),
+            profile.clone().unbind(),
+            detector.clone().unbind(),
+        )?);
+        plans.insert(key, Arc::clone(&plan));
+        Ok(plan)
+    }
+}
+
+/// One session's loop state (subclassed by `otel_cycleguard.detect.SessionDetector`).
+#[pyclass(module = "otel_cycleguard._core", name = "Session", subclass)]
+struct PySession {
+    inner: session::Session,
+}
+
+#[pymethods]
+impl PySession {
+    #[new]
+    #[pyo3(signature = (core, detector, name, profile, key, agent=None))]
+    fn new(
+        py: Python<'_>,
+        core: &Bound<'_, PyDetector>,
+        detector: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyString>,
+        profile: &Bound<'_, PyAny>,
+        key: Bound<'_, PyString>,
+        agent: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let plan = catch_unwind(AssertUnwindSafe(|| {
+            core.get().plan(py, name, profile, detector)
+        }))
+        .unwrap_or_else(|_| Err(panicked()))?;
+        Ok(PySession {
+            inner: session::Session::new(plan, key.unbind(), agent),
+        })
+    }
+
+    /// Feed one finished tool call; the signals it fired (at most one per dimension).
+    fn observe_tool_call<'py>(
+        &mut self,
+        py: Python<'py>,
+        call: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.observe_tool_call(py, call)))
+            .unwrap_or_else(|_| Err(panicked()))
+    }
+
+    /// Feed one finished model turn.
+    fn observe_model_turn<'py>(
+        &mut self,
+        py: Python<'py>,
+        turn: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.observe_model_turn(py, turn)))
+            .unwrap_or_else(|_| Err(panicked()))
+    }
+
+    /// Self-heal: the dimension counts from zero again.
+    fn reset(&mut self, dimension: &Bound<'_, PyAny>) -> PyResult<()> {
+        let name = match dimension.getattr("value") {
+            Ok(v) => v.extract::<String>()?,
+            Err(_) => dimension.extract::<String>()?,
+        };
+        let d = signal::Dimension::from_name(&name)
+            .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a dimension")))?;
+        catch_unwind(AssertUnwindSafe(|| self.inner.reset(d))).map_err(|_| panicked())
+    }
+
+    /// The current count of every dimension.
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.counters(py)))
+            .unwrap_or_else(|_| Err(panicked()))
+    }
+
+    #[getter]
+    fn key(&self, py: Python<'_>) -> Py<PyString> {
+        self.inner.key.clone_ref(py)
+    }
+
+    #[getter]
+    fn agent(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.inner.agent.as_ref().map(|a| a.clone_ref(py))
+    }
+
+    #[getter]
+    fn tool_calls(&self) -> i64 {
+        self.inner.tool_calls
+    }
+
+    #[getter]
+    fn model_turns(&self) -> i64 {
+        self.inner.model_turns
+    }
+
+    #[getter]
+    fn profile_name(&self, py: Python<'_>) -> Py<PyString> {
+        self.inner.plan.name.clone_ref(py)
+    }
+
+    #[getter]
+    fn profile(&self, py: Python<'_>) -> Py<PyAny> {
+        self.inner.plan.py_profile.clone_ref(py)
+    }
+
+    #[getter]
+    fn detector(&self, py: Python<'_>) -> Py<PyAny> {
+        self.inner.plan.py_detector.clone_ref(py)
+    }
+}
+
 /// Runs `f` on a call's arguments read as the core reads them.
 fn with_args<'py, R>(
     value: &Bound<'py, PyAny>,
@@ -401,6 +565,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shlex_split, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_class::<PyNormalizer>()?;
+    m.add_class::<PyDetector>()?;
+    m.add_class::<PySession>()?;
     m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;
     m.add("text_hash_ascii", wrap_pyfunction!(text_hash_ascii_py, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3, m)?)?;

@@ -33,7 +33,22 @@ fn combine(hashes: &[u64]) -> u64 {
 /// (hash of the words joined by spaces, the `k` smallest distinct shingle hashes ascending),
 /// or `None` when the text has no word.
 pub fn digest(masked: &[u8], shingle: usize, k: usize) -> Option<(u64, Vec<u64>)> {
-    let words = words(masked);
+    digest_words(&words(masked), shingle, k)
+}
+
+/// The words of masked text that is not ASCII, lower-cased by Python already: split at
+/// every run of characters that are neither a word character (Python's `\w`) nor `#`, each
+/// word as `encode("utf-8", "replace")` gives it.
+pub fn unicode_words(lowered: &str) -> Vec<Vec<u8>> {
+    lowered
+        .split(|c: char| !(crate::pystr::is_word(c) || c == '#'))
+        .filter(|w| !w.is_empty())
+        .map(|w| crate::pystr::encode_replace(w).into_owned())
+        .collect()
+}
+
+/// [`digest`] of words.
+pub fn digest_words(words: &[Vec<u8>], shingle: usize, k: usize) -> Option<(u64, Vec<u64>)> {
     if words.is_empty() {
         return None;
     }

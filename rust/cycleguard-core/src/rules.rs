@@ -1,0 +1,769 @@
+//! The rules for loops real agents fall into (`otel_cycleguard/detect/rules.py`,
+//! docs/detection.md "Real-world rules"), each a [`Watch`] reporting under one of the
+//! dimensions, and the staleness test the failure rules share.
+
+use pyo3::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::args::{Arg, Args};
+use crate::categories::{ACTION, EXPLORATION};
+use crate::dims::no_new_information;
+use crate::pystr::encode_replace;
+use crate::shell;
+use crate::signal::{Dimension, Gate};
+use crate::watch::{CallRing, Crossing, Cx, Unit, Watch, FAILED};
+
+/// Whether failures bring new information: bit j of `bits`, the failure j observations ago
+/// repeated the output (masked, digits dropped) of one of the last 8 distinct failures.
+#[derive(Default)]
+pub struct Staleness {
+    pub bits: u64,
+    pub folds: [u64; 8],
+    pub next: u64,
+}
+
+impl Staleness {
+    /// Shift the bits by one observation; whether it is a stale failure.
+    pub fn note(&mut self, failed: bool, fold: u64) -> bool {
+        let mut bits = self.bits << 1;
+        let mut stale = false;
+        if failed {
+            stale = self.folds.contains(&fold);
+            if !stale {
+                let slot = (self.next % 8) as usize;
+                self.folds[slot] = fold;
+                self.next = (slot as u64 + 1) % 8;
+            }
+            bits |= stale as u64;
+        }
+        self.bits = bits;
+        stale
+    }
+}
+
+/// `failure_fold`: the masked output with every ASCII digit dropped, hashed (never 0).
+pub fn failure_fold(masked: &[u8]) -> u64 {
+    let folded: Vec<u8> = masked
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_digit())
+        .collect();
+    match xxh3_64(&folded) {
+        0 => 1,
+        h => h,
+    }
+}
+
+// Replay bits of a ring info word (bit 0 is FAILED): whether the call can still be replayed,
+// the distance it replayed at, the laps of its cycle.
+const LIVE: u64 = 2;
+const GAP_SHIFT: u64 = 2;
+const GAP_MASK: u64 = 0x3F;
+const LAPS_SHIFT: u64 = 8;
+
+/// `replay_cycle` (under tool_pattern): a call (same tool, arguments and masked result)
+/// coming back at a constant distance of 2..max_gap calls; its state is the ring's replay
+/// bits.
+#[derive(Default)]
+pub struct ReplayCycle {
+    pub gate: Gate,
+}
+
+impl ReplayCycle {
+    /// (laps, the cycle's length, whether the whole last lap replayed) after the call at
+    /// `step` (in the ring). Ties go to the call whose step is smallest modulo max_gap + 1.
+    fn replay(
+        ring: &mut CallRing,
+        step: i64,
+        key: u64,
+        result: u64,
+        max_gap: usize,
+    ) -> (i64, usize, bool) {
+        let span = (max_gap as i64).min(step);
+        let (mut gap, mut laps) = (0u64, 1u64);
+        for back in 1..=span {
+            let at = ring.slot(step - back);
+            let info = ring.infos[at];
+            if info & LIVE != 0 && ring.keys[at] == key && ring.results[at] == result {
+                if back >= 2 {
+                    let same_gap = back as u64 == (info >> GAP_SHIFT) & GAP_MASK;
+                    gap = back as u64;
+                    laps = if same_gap {
+                        (info >> LAPS_SHIFT) + 1
+                    } else {
+                        2
+                    };
+                }
+                ring.infos[at] = info & !LIVE; // replayed: this step carries the cycle on
+                break;
+            }
+        }
+        let at = ring.slot(step);
+        ring.infos[at] =
+            (ring.infos[at] & FAILED) | LIVE | (gap << GAP_SHIFT) | (laps << LAPS_SHIFT);
+        let size = max_gap as i64 + 1;
+        let (mut best, mut unit, mut best_slot) = (0u64, 0u64, size);
+        for back in 0..=span {
+            let info = ring.infos[ring.slot(step - back)];
+            if info & LIVE != 0 {
+                let slot_gap = (info >> GAP_SHIFT) & GAP_MASK;
+                if slot_gap >= 2 && back as u64 <= slot_gap {
+                    let (slot_laps, slot) = (info >> LAPS_SHIFT, (step - back).rem_euclid(size));
+                    if slot_laps > best || (slot_laps == best && slot < best_slot) {
+                        (best, unit, best_slot) = (slot_laps, slot_gap, slot);
+                    }
+                }
+            }
+        }
+        let full = unit != 0
+            && (0..unit as i64)
+                .all(|j| (ring.infos[ring.slot(step - j)] >> GAP_SHIFT) & GAP_MASK == unit);
+        (best as i64, unit as usize, full)
+    }
+
+    /// A poll call takes no part; the full-lap test reads at its place the gap of the call
+    /// `max_gap` steps earlier.
+    fn skip(ring: &mut CallRing, step: i64, max_gap: usize) {
+        if step < max_gap as i64 {
+            return;
+        }
+        let earlier = (ring.infos[ring.slot(step - max_gap as i64)] >> GAP_SHIFT) & GAP_MASK;
+        let at = ring.slot(step);
+        ring.infos[at] |= earlier << GAP_SHIFT;
+    }
+
+    /// No call before a reset can be replayed.
+    pub fn forget(ring: &mut CallRing) {
+        for info in ring.infos.iter_mut() {
+            *info &= FAILED;
+        }
+    }
+}
+
+impl Watch for ReplayCycle {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.replay_cycle;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let (count, gap, full) = if c.kind.is_poll {
+            ReplayCycle::skip(cx.ring, c.step, cfg.max_gap);
+            (0, 0, false)
+        } else {
+            ReplayCycle::replay(cx.ring, c.step, c.key, c.result, cfg.max_gap)
+        };
+        let term = if full { cfg.term } else { cfg.partial_term };
+        let Some(level) = self.gate.check(count, cfg.warn.min(term), term) else {
+            return Ok(None);
+        };
+        let (unit, names) = if gap != 0 {
+            (Unit::Recent(gap), cx.recent_text(gap)?)
+        } else {
+            (Unit::Tool(1), vec![c.tool_text.to_owned()])
+        };
+        let what = if full {
+            "the whole lap was replayed with the same results"
+        } else {
+            "the other calls of the lap changed, this one's result never did"
+        };
+        Ok(Some(Crossing::rule(
+            "replay_cycle",
+            Dimension::ToolPattern,
+            level,
+            count,
+            cfg.warn,
+            term,
+            unit,
+            format!(
+                "replay_cycle: a call came back with the same arguments and the same result every {gap} calls, {count} laps of {} ({what})",
+                names.join(" -> ")
+            ),
+        )))
+    }
+
+    fn reset(&mut self) {
+        self.gate.reset();
+    }
+}
+
+/// `near_duplicate_edit` (under identical_call): consecutive calls of an edit-like tool
+/// whose arguments are equal once every digit is dropped, the same edit again (period 1) or
+/// two edits in turn (period 2, counted in laps).
+#[derive(Default)]
+pub struct NearDuplicateEdit {
+    /// The last call's folded key, if an edit; the edit before it.
+    pub key: u64,
+    pub key2: u64,
+    pub count: i64,
+    /// Bit 0: the last edit was long; bit 1: the one before.
+    pub long_bits: u64,
+    /// Edits equal to the one two back.
+    pub run2: i64,
+    pub gate: Gate,
+}
+
+impl Watch for NearDuplicateEdit {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.near_duplicate_edit;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let (count, period) = if !(cfg.tools.contains(c.kind.canonical.as_ref())
+            || cfg.tools.contains(c.tool_lower))
+        {
+            self.count = 0;
+            self.run2 = 0;
+            self.key = 0;
+            self.key2 = 0;
+            self.long_bits = 0;
+            (0, 1)
+        } else {
+            let long = c.canonical.len() >= cfg.min_chars;
+            let mut buf: Vec<u8> = encode_replace(c.tool_text).into_owned();
+            buf.push(0);
+            buf.extend(c.canonical.iter().copied().filter(|b| !b.is_ascii_digit()));
+            let folded = xxh3_64(&buf);
+            let (previous, before) = (self.key, self.key2);
+            let count = if long {
+                if self.count != 0 && folded == previous {
+                    self.count + 1
+                } else {
+                    1
+                }
+            } else {
+                0
+            };
+            let run2 = if before != 0 && folded == before && folded != previous {
+                self.run2 + 1
+            } else {
+                0
+            };
+            let lap_is_long = long || self.long_bits & 1 != 0;
+            self.key2 = previous;
+            self.key = folded;
+            self.long_bits = ((self.long_bits << 1) | long as u64) & 3;
+            self.count = count;
+            self.run2 = run2;
+            let laps = if run2 != 0 && lap_is_long {
+                (run2 + 2) / 2
+            } else {
+                0
+            };
+            if laps > count {
+                (laps, 2)
+            } else {
+                (count, 1)
+            }
+        };
+        let th = cfg.th;
+        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
+            let what = if period == 1 {
+                format!("re-applied the same change {count} times in a row")
+            } else {
+                format!("re-applied the same two changes in turn, {count} laps")
+            };
+            Crossing::rule(
+                "near_duplicate_edit",
+                Dimension::IdenticalCall,
+                level,
+                count,
+                th.warn,
+                th.term,
+                Unit::Tool(period),
+                format!(
+                    "near_duplicate_edit: {} {what} (arguments equal except for numbers such as the line range)",
+                    c.tool_text
+                ),
+            )
+        }))
+    }
+
+    fn reset(&mut self) {
+        self.count = 0;
+        self.run2 = 0;
+        self.gate.reset();
+    }
+}
+
+/// `repeated_failure` (under identical_call): the same call failing with the same masked
+/// output, consecutively.
+#[derive(Default)]
+pub struct RepeatedFailure {
+    pub gate: Gate,
+}
+
+impl Watch for RepeatedFailure {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.repeated_failure;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let count = if c.failed && !c.kind.is_poll {
+            cx.handed.identical_count
+        } else {
+            0
+        };
+        Ok(self.gate.check(count, cfg.th.warn, cfg.th.term).map(|level| {
+            Crossing::rule(
+                "repeated_failure",
+                Dimension::IdenticalCall,
+                level,
+                count,
+                cfg.th.warn,
+                cfg.th.term,
+                Unit::Tool(1),
+                format!(
+                    "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error",
+                    c.tool_text
+                ),
+            )
+        }))
+    }
+
+    fn reset(&mut self) {
+        self.gate.reset();
+    }
+}
+
+/// `recurrences`: record this step's failing value (0: none) in the `(step, value)` list of
+/// the failures among the last `window` steps; the most occurrences of any value (0 when
+/// this call did not fail).
+pub fn recurrences(
+    table: &mut Option<Vec<(i64, u64)>>,
+    step: i64,
+    value: u64,
+    window: usize,
+) -> i64 {
+    if let Some(t) = table {
+        let first = t.iter().take_while(|e| e.0 <= step - window as i64).count();
+        if first > 0 {
+            t.drain(..first);
+            if t.is_empty() {
+                *table = None;
+            }
+        }
+    }
+    if value == 0 {
+        return 0;
+    }
+    let t = table.get_or_insert_with(Vec::new);
+    t.push((step, value));
+    let mut best = 0;
+    for (i, e) in t.iter().enumerate() {
+        if t[..i].iter().any(|x| x.1 == e.1) {
+            continue;
+        }
+        best = best.max(t.iter().filter(|x| x.1 == e.1).count() as i64);
+    }
+    best
+}
+
+/// `recurring_failure` (under identical_call): the same failing call recurring within the
+/// last `window` calls, whatever lies between; silent while the recurrences are consecutive.
+#[derive(Default)]
+pub struct RecurringFailure {
+    pub table: Option<Vec<(i64, u64)>>,
+    pub gate: Gate,
+}
+
+impl Watch for RecurringFailure {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.recurring_failure;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let pair = if c.failed && !c.kind.is_poll {
+            xxh3_64(format!("f{}:{}", c.key, c.result).as_bytes())
+        } else {
+            0
+        };
+        let count = if pair != 0 || self.table.is_some() {
+            recurrences(&mut self.table, c.step, pair, cfg.window)
+        } else {
+            0
+        };
+        if !(pair != 0 && count > cx.handed.identical_count) {
+            return Ok(None);
+        }
+        let th = cfg.th;
+        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
+            Crossing::rule(
+                "recurring_failure",
+                Dimension::IdenticalCall,
+                level,
+                count,
+                th.warn,
+                th.term,
+                Unit::Tool(1),
+                format!(
+                    "recurring_failure: a call failed {count} times with the same arguments and the same (masked) error within the last {} calls (what was done in between changed nothing)",
+                    cfg.window
+                ),
+            )
+        }))
+    }
+
+    /// The gate from zero and the recent failures forgotten.
+    fn reset(&mut self) {
+        self.gate.reset();
+        self.table = None;
+    }
+}
+
+/// `failure_density` (under error_streak): at least `term` of the last `window` calls failed
+/// since the last progress, while the calls that "work" in between are trivial.
+#[derive(Default)]
+pub struct FailureDensity {
+    /// Bit j: the call j ago failed.
+    pub bits: u64,
+    /// Calls counted since the last progress (at most the window).
+    pub calls: i64,
+    /// Consecutive failures at the end.
+    pub run: i64,
+    pub gate: Gate,
+}
+
+impl Watch for FailureDensity {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.failure_density;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let is_exec = c.kind.canonical == "exec";
+        // a command that changed the environment (an install, a build step) is progress too
+        let moved = cx.handed.progress
+            || (!c.failed
+                && is_exec
+                && self.bits != 0
+                && cfg.progress_commands
+                // (changes_environment never raises: a reading that fails is no change)
+                && c.args
+                    .command_text(cx.py)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|t| !t.is_empty() && shell::changes_environment(&t)));
+        let (mut count, seen) = if moved {
+            self.bits = 0;
+            self.calls = 0;
+            self.run = 0;
+            (0, 0)
+        } else {
+            self.run = if c.failed { self.run + 1 } else { 0 };
+            let mask = if cfg.window >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << cfg.window) - 1
+            };
+            self.bits = ((self.bits << 1) | c.failed as u64) & mask;
+            self.calls = (self.calls + 1).min(cfg.window as i64);
+            (self.bits.count_ones() as i64, self.calls)
+        };
+        // failures all consecutive are the error streak's to report
+        let covered = count <= self.run;
+        if !covered
+            && count >= cfg.th.term
+            && !no_new_information(cx.handed.stale_bits, count, seen)
+        {
+            count = cfg.th.term - 1;
+        }
+        if covered {
+            return Ok(None);
+        }
+        let th = cfg.th;
+        let Some(level) = self.gate.check(count, th.warn, th.term) else {
+            return Ok(None);
+        };
+        let unit = if seen != 0 {
+            Unit::Distinct(seen as usize)
+        } else {
+            Unit::Tool(1)
+        };
+        let progress = if cfg.progress_tools.is_empty() {
+            "progress".to_owned()
+        } else {
+            cfg.progress_tools.join("/")
+        };
+        Ok(Some(Crossing::rule(
+            "failure_density",
+            Dimension::ErrorStreak,
+            level,
+            count,
+            th.warn,
+            th.term,
+            unit,
+            format!(
+                "failure_density: {count} of the last {seen} calls failed, with no successful {progress} call in between and the failures repeating earlier ones (the run keeps failing; the calls that worked in between were no progress)"
+            ),
+        )))
+    }
+
+    fn reset(&mut self) {
+        self.bits = 0;
+        self.calls = 0;
+        self.run = 0;
+        self.gate.reset();
+    }
+}
+
+/// `_action_hash`: what kind of action a call is (its tool; for a shell, the command and its
+/// first argument).
+fn action_hash<'py>(
+    py: Python<'py>,
+    tool: &str,
+    canonical: &str,
+    args: &Args<'_, 'py>,
+) -> PyResult<u64> {
+    let mut name = tool.to_owned();
+    if canonical == "exec" {
+        if let Some(text) = args.command_text(py)? {
+            for w in shell::command_words(&text).into_iter().take(2) {
+                name.push('\0');
+                name.push_str(w);
+            }
+        }
+    }
+    Ok(match xxh3_64(&encode_replace(&name)) {
+        0 => 1,
+        h => h,
+    })
+}
+
+/// `same_error` (under error_streak): one masked error coming back within the last `window`
+/// calls since the last progress, from calls that keep changing.
+#[derive(Default)]
+pub struct SameError {
+    pub table: Option<Vec<(i64, u64)>>,
+    /// What the last failure recorded did (`_action_hash`).
+    pub failed_action: u64,
+    pub gate: Gate,
+}
+
+impl Watch for SameError {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.same_error;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let output = if c.failed && !c.kind.is_poll {
+            if c.result != 0 {
+                c.result
+            } else {
+                1
+            }
+        } else {
+            0
+        };
+        let count = if cx.handed.progress {
+            self.table = None; // the failures before the progress are forgotten
+            0
+        } else if output != 0 || self.table.is_some() {
+            if output != 0 {
+                self.failed_action = action_hash(cx.py, c.tool_text, &c.kind.canonical, c.args)?;
+            } else if let Some(t) = &mut self.table {
+                // the same action failed just before and works now: a slip this retry corrected
+                if t.last().is_some_and(|e| e.0 == c.step - 1)
+                    && !c.failed
+                    && self.failed_action
+                        == action_hash(cx.py, c.tool_text, &c.kind.canonical, c.args)?
+                {
+                    t.pop();
+                    if t.is_empty() {
+                        self.table = None;
+                    }
+                }
+            }
+            recurrences(&mut self.table, c.step, output, cfg.window)
+        } else {
+            0
+        };
+        if !(output != 0 && count > cx.handed.identical_count) {
+            return Ok(None);
+        }
+        let th = cfg.th;
+        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
+            Crossing::rule(
+                "same_error",
+                Dimension::ErrorStreak,
+                level,
+                count,
+                th.warn,
+                th.term,
+                Unit::Tool(1),
+                format!(
+                    "same_error: the same (masked) error came back {count} times within the last {} calls with no successful edit in between (one wall: what the agent changed around it did not help)",
+                    cfg.window
+                ),
+            )
+        }))
+    }
+
+    fn reset(&mut self) {
+        self.gate.reset();
+        self.table = None;
+    }
+}
+
+/// `failed_lookups` (under error_streak): look-ups of tools known to read that fail or find
+/// nothing, in a row.
+#[derive(Default)]
+pub struct FailedLookups {
+    pub run: i64,
+    pub gate: Gate,
+}
+
+impl Watch for FailedLookups {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.failed_lookups;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let lookup = c.failed && !c.kind.is_poll && c.kind.known && c.kind.category == EXPLORATION;
+        self.run = if lookup { self.run + 1 } else { 0 };
+        let run = self.run;
+        Ok(self.gate.check(run, cfg.th.warn, cfg.th.term).map(|level| {
+            Crossing::rule(
+                "failed_lookups",
+                Dimension::ErrorStreak,
+                level,
+                run,
+                cfg.th.warn,
+                cfg.th.term,
+                Unit::Distinct(run as usize),
+                format!(
+                    "failed_lookups: {run} look-ups in a row failed or found nothing (each query changed, none got an answer)"
+                ),
+            )
+        }))
+    }
+
+    fn reset(&mut self) {
+        self.run = 0;
+        self.gate.reset();
+    }
+}
+
+const PATH_KEYS: [&str; 6] = [
+    "path",
+    "file",
+    "file_path",
+    "filename",
+    "file_name",
+    "target_file",
+];
+
+/// `_edit_target`: a hash of the file an edit names, 0 when it names none.
+fn edit_target<'py>(py: Python<'py>, args: &Args<'_, 'py>) -> PyResult<u64> {
+    let Some(map) = args.map(py)? else {
+        return Ok(0);
+    };
+    for key in PATH_KEYS {
+        if let Arg::Str(value) = map.get(key)? {
+            if !value.is_empty() {
+                return Ok(match xxh3_64(&encode_replace(&value)) {
+                    0 => 1,
+                    h => h,
+                });
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// `edit_without_effect` (under tool_pattern): rounds in a row of [edits, the same check
+/// command] whose masked output did not change.
+#[derive(Default)]
+pub struct EditWithoutEffect {
+    pub check_key: u64,
+    pub check_result: u64,
+    pub rounds: i64,
+    pub edits_since: i64,
+    pub edit_target: u64,
+    pub lap_target: u64,
+    pub gate: Gate,
+}
+
+impl EditWithoutEffect {
+    fn round<'py>(
+        &mut self,
+        py: Python<'py>,
+        is_edit: bool,
+        is_check: bool,
+        key: u64,
+        result: u64,
+        args: &Args<'_, 'py>,
+    ) -> PyResult<i64> {
+        if is_edit {
+            self.edits_since = (self.edits_since + 1).min(1 << 16);
+            let target = edit_target(py, args)?;
+            if target != 0 {
+                self.edit_target = target;
+            }
+            return Ok(self.rounds);
+        }
+        if !is_check || self.edits_since == 0 {
+            return Ok(self.rounds);
+        }
+        self.edits_since = 0;
+        let target = self.edit_target;
+        let rounds = if key == self.check_key {
+            let unchanged = result == self.check_result && target == self.lap_target;
+            if unchanged {
+                (if self.rounds != 0 { self.rounds } else { 1 }) + 1
+            } else {
+                0
+            }
+        } else {
+            self.check_key = key;
+            0
+        };
+        self.check_result = result;
+        self.lap_target = target;
+        self.rounds = rounds;
+        Ok(rounds)
+    }
+}
+
+impl Watch for EditWithoutEffect {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.edit_without_effect;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let canonical = c.kind.canonical.as_ref();
+        let is_edit = cx.handed.shell_edit
+            || cfg.edit_tools.contains(canonical)
+            || cfg.edit_tools.contains(c.tool_lower);
+        let is_check = canonical == "exec" && c.kind.category == ACTION && !c.kind.is_poll;
+        let rounds = self.round(cx.py, is_edit, is_check, c.key, c.result, c.args)?;
+        let th = cfg.th;
+        Ok(self.gate.check(rounds, th.warn, th.term).map(|level| {
+            Crossing::rule(
+                "edit_without_effect",
+                Dimension::ToolPattern,
+                level,
+                rounds,
+                th.warn,
+                th.term,
+                Unit::Tool(1),
+                format!(
+                    "edit_without_effect: edited, then ran the same check {rounds} times in a row, and its (masked) output never changed (the edits changed nothing the agent can observe)"
+                ),
+            )
+        }))
+    }
+
+    fn reset(&mut self) {
+        self.rounds = 0;
+        self.check_key = 0;
+        self.edits_since = 0;
+        self.gate.reset();
+    }
+}

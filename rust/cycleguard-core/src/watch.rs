@@ -1,0 +1,258 @@
+//! The one small trait every dimension and rule implements, and what a call shows them.
+//!
+//! A session (`session.rs`) is a struct of these detectors; for each tool call it fills a
+//! [`Cx`] (the call's facts, the profile, the call ring, the facts one detector hands the
+//! next) and asks each detector in the order of the Python code (the order matters: the rules
+//! read what the dimensions counted). A detector answers with the crossing of its gate, if
+//! any; the session turns crossings into signals.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::args::Args;
+use crate::categories::ToolKind;
+use crate::settings::ProfileSettings;
+use crate::signal::{Dimension, Level};
+
+/// The recent calls (`CallRing` of dimensions.py): per slot the call's key (tool and
+/// arguments hash), its masked result hash, an info word (bit 0: the call failed; the replay
+/// bits of `replay_cycle`) and its tool name.
+pub struct CallRing {
+    pub keys: Box<[u64]>,
+    pub results: Box<[u64]>,
+    pub infos: Box<[u64]>,
+    pub tools: Box<[Option<Py<PyString>>]>,
+}
+
+pub const FAILED: u64 = 1;
+
+impl CallRing {
+    pub fn new(size: usize) -> Self {
+        CallRing {
+            keys: vec![0; size].into_boxed_slice(),
+            results: vec![0; size].into_boxed_slice(),
+            infos: vec![0; size].into_boxed_slice(),
+            tools: (0..size).map(|_| None).collect(),
+        }
+    }
+
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The slot of the call at `step` (Python's `step % size`, steps never negative here).
+    #[inline]
+    pub fn slot(&self, step: i64) -> usize {
+        step.rem_euclid(self.size() as i64) as usize
+    }
+
+    pub fn put(&mut self, step: i64, key: u64, result: u64, failed: bool, tool: Py<PyString>) {
+        let s = self.slot(step);
+        self.keys[s] = key;
+        self.results[s] = result;
+        self.infos[s] = if failed { FAILED } else { 0 };
+        self.tools[s] = Some(tool);
+    }
+
+    /// The tool name at a slot equals `tool` (Python's `==` on the two strings).
+    pub fn same_tool(&self, slot: usize, tool: &Bound<'_, PyString>) -> bool {
+        match &self.tools[slot] {
+            Some(t) => same_str(t.bind(tool.py()), tool),
+            None => false,
+        }
+    }
+}
+
+/// `a == b` for two Python strings.
+pub fn same_str(a: &Bound<'_, PyString>, b: &Bound<'_, PyString>) -> bool {
+    if a.is(b) {
+        return true;
+    }
+    match (a.to_str(), b.to_str()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => PyAnyMethods::eq(a.as_any(), b).unwrap_or(false),
+    }
+}
+
+/// What one tool call is, as the detectors read it.
+pub struct CallFacts<'a, 'py> {
+    pub step: i64,
+    /// The tool name as Python holds it (signals, the ring), and as core text.
+    pub tool: &'a Bound<'py, PyString>,
+    pub tool_text: &'a str,
+    pub tool_lower: &'a str,
+    /// `hash_bytes(tool.encode("utf-8", "replace"))`.
+    pub tool_hash: u64,
+    pub kind: &'a ToolKind<'a>,
+    pub key: u64,
+    pub result: u64,
+    pub failed: bool,
+    pub args: &'a Args<'a, 'py>,
+    /// The canonical JSON of the arguments.
+    pub canonical: &'a [u8],
+    /// The tool is progress-aware (category_streak halves its streak on new arguments).
+    pub progress_aware: bool,
+    /// `hash_bytes(str(state_fingerprint))` when the call has a fingerprint.
+    pub state: Option<u64>,
+    pub start_s: Option<crate::settings::Num>,
+    pub end_s: Option<crate::settings::Num>,
+}
+
+/// What one model turn is, as the detectors read it.
+pub struct TurnFacts {
+    pub index: i64,
+    /// `text_loop`'s digest of the turn's text (hash of its words, shingle sketch), if it has
+    /// words.
+    pub digest: Option<(u64, Vec<u64>)>,
+    /// The turn failed.
+    pub error: bool,
+    pub state: Option<u64>,
+    pub tokens: i64,
+    pub start_s: Option<crate::settings::Num>,
+    pub end_s: Option<crate::settings::Num>,
+}
+
+pub struct Tx<'a> {
+    pub profile: &'a ProfileSettings,
+    pub turn: &'a TurnFacts,
+    pub handed: Handed,
+}
+
+/// What the detectors hand on to the ones after them within one call.
+#[derive(Default, Clone, Copy)]
+pub struct Handed {
+    /// identical_call's count.
+    pub identical_count: i64,
+    /// The command line edits files (read where an answer is needed).
+    pub shell_edit: bool,
+    /// A successful call that moved the work on (failure_density, same_error).
+    pub progress: bool,
+    /// Stale failures among the last n observations: the bits of `Staleness`.
+    pub stale_bits: u64,
+}
+
+pub struct Cx<'c, 'a, 'py> {
+    pub py: Python<'py>,
+    pub profile: &'c ProfileSettings,
+    pub call: &'c CallFacts<'a, 'py>,
+    pub ring: &'c mut CallRing,
+    pub handed: Handed,
+    /// How many recent calls evidence and units may show.
+    pub evidence: usize,
+}
+
+impl Cx<'_, '_, '_> {
+    /// The steps of the last `n` calls that evidence and units may show.
+    pub fn recent_steps(&self, n: usize) -> std::ops::Range<i64> {
+        recent_steps(n, self.evidence, self.call.step + 1)
+    }
+
+    /// The tool names of the last `n` calls (core text).
+    pub fn recent_text(&self, n: usize) -> PyResult<Vec<String>> {
+        let mut out = Vec::new();
+        for step in self.recent_steps(n) {
+            if let Some(t) = &self.ring.tools[self.ring.slot(step)] {
+                out.push(crate::args::py_text(t.bind(self.py))?.into_owned());
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `_recent_steps`: the last `min(n, evidence, tool_calls)` steps.
+pub fn recent_steps(n: usize, evidence: usize, tool_calls: i64) -> std::ops::Range<i64> {
+    let count = (n as i64).min(evidence as i64).min(tool_calls);
+    (tool_calls - count)..tool_calls
+}
+
+/// The tools a signal names as the repeated unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    None,
+    /// `(tool,)` repeated `n` times.
+    Tool(usize),
+    /// The tools of the last `n` calls (as many as evidence shows).
+    Recent(usize),
+    /// The first four distinct tools of the last `n` calls.
+    Distinct(usize),
+}
+
+/// A gate that crossed: what the session makes a signal of.
+#[derive(Debug, Clone)]
+pub struct Crossing {
+    pub dimension: Dimension,
+    /// The dimension's own counter (its name) or a rule's name.
+    pub rule: &'static str,
+    pub level: Level,
+    pub count: i64,
+    /// The threshold of the level reached.
+    pub threshold: i64,
+    pub unit: Unit,
+    /// The explanation (a rule's, with its threshold note; the budget's); None: the
+    /// dimension's own words.
+    pub text: Option<String>,
+}
+
+impl Crossing {
+    /// A dimension's own counter crossing (warn and term: the level's threshold is taken).
+    pub fn own(
+        dimension: Dimension,
+        level: Level,
+        count: i64,
+        warn: i64,
+        term: i64,
+        unit: Unit,
+    ) -> Self {
+        Crossing {
+            dimension,
+            rule: dimension.name(),
+            level,
+            count,
+            threshold: if level == Level::Term { term } else { warn },
+            unit,
+            text: None,
+        }
+    }
+
+    /// A rule's crossing, reported under `dimension`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rule(
+        rule: &'static str,
+        dimension: Dimension,
+        level: Level,
+        count: i64,
+        warn: i64,
+        term: i64,
+        unit: Unit,
+        text: String,
+    ) -> Self {
+        let threshold = if level == Level::Term { term } else { warn };
+        Crossing {
+            dimension,
+            rule,
+            level,
+            count,
+            threshold,
+            unit,
+            text: Some(format!("{text} ({} threshold {threshold})", level.name())),
+        }
+    }
+}
+
+/// One dimension or rule: its state in named fields, one observation per tool call (and per
+/// model turn for those that watch turns).
+pub trait Watch {
+    /// Counts one tool call (already in the ring); the crossing of its gate, if any.
+    fn on_call(&mut self, _cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        Ok(None)
+    }
+
+    /// Counts one model turn.
+    fn on_turn(&mut self, _tx: &mut Tx<'_>) -> Option<Crossing> {
+        None
+    }
+
+    /// Self-heal: the count from zero (what the Python `reset` of the dimension or rule does).
+    fn reset(&mut self);
+}
