@@ -16,6 +16,7 @@ under several configurations (default masks, a custom mask pattern, ``result_fie
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -360,7 +361,58 @@ def check_sessions(records) -> Report:
     return report
 
 
-STAGES = {"normalize": check_normalize, "categories": check_categories, "sessions": check_sessions}
+def check_state(records) -> Report:
+    """Every run of the corpus: half its records through both sessions, their saved states
+    compared (as JSON, what the service writes); then the Python state loaded into a fresh
+    compiled session and the compiled state into a fresh Python one, the rest of the run fed
+    to both, signal for signal, and the final states compared."""
+    from otel_cycleguard.config import CycleGuardConfig
+    from otel_cycleguard.detect import Detector
+    from otel_cycleguard.detect.compiled import CompiledDetector
+
+    def feed(session, kind, record):
+        observe = session.observe_tool_call if kind == "call" else session.observe_model_turn
+        return [_signal(s) for s in observe(record)]
+
+    def saved(session) -> dict:
+        return json.loads(json.dumps(session.to_state()))
+
+    report = Report("state (stage 4)")
+    runs: dict[str, list] = {}
+    for run_id, kind, record in records:
+        runs.setdefault(run_id, []).append((kind, record))
+    for config_name in ("defaults", "budget", "custom"):
+        config = CycleGuardConfig(**SESSION_CONFIGS[config_name])
+        py_det, rs_det = Detector(config), CompiledDetector(config)
+        for run_id, items in runs.items():
+            half = len(items) // 2
+            py, rs = py_det.session(run_id), rs_det.session(run_id)
+            for kind, record in items[:half]:
+                feed(py, kind, record)
+                feed(rs, kind, record)
+            where = f"{config_name} {run_id}"
+            state = saved(py)
+            report.check("to_state", state, saved(rs), where)
+            py2, rs2 = py_det.session(run_id), rs_det.session(run_id)
+            rs2.restore_state(state)
+            py2.restore_state(saved(rs))
+            for n, (kind, record) in enumerate(items[half:]):
+                report.check(
+                    "signals after restore",
+                    feed(py2, kind, record),
+                    feed(rs2, kind, record),
+                    f"{where} #{half + n}",
+                )
+            report.check("to_state", saved(py2), saved(rs2), where)
+    return report
+
+
+STAGES = {
+    "normalize": check_normalize,
+    "categories": check_categories,
+    "sessions": check_sessions,
+    "state": check_state,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ pub mod session;
 pub mod settings;
 pub mod shell;
 pub mod signal;
+pub mod state;
 pub mod text;
 pub mod watch;
 
@@ -354,6 +355,19 @@ impl PySession {
         let d = signal::Dimension::from_name(&name)
             .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a dimension")))?;
         catch_unwind(AssertUnwindSafe(|| self.inner.reset(d))).map_err(|_| panicked())
+    }
+
+    /// This session's counters and hashes as plain JSON-compatible data (the service's
+    /// restart state; the format the Python detector wrote).
+    fn to_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.to_state(py)))
+            .unwrap_or_else(|_| Err(panicked()))
+    }
+
+    /// Loads what `to_state` saved (or the Python detector did) into this fresh session.
+    fn restore_state(&mut self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        catch_unwind(AssertUnwindSafe(|| self.inner.restore_state(py, state)))
+            .unwrap_or_else(|_| Err(panicked()))
     }
 
     /// The current count of every dimension.
