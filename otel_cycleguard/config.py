@@ -578,12 +578,7 @@ class CycleGuardConfig(_Strict):
         self, agent: str | None = None, *, subagent: bool = False
     ) -> tuple[str, ProfileConfig]:
         """The profile name and thresholds for one session: agent override > subagent > default."""
-        if agent is not None and agent in self.agents:
-            name = self.agents[agent]
-        elif subagent:
-            name = self.subagent_profile
-        else:
-            name = self.profile
+        name = _settings.profile_name_for(self, agent, subagent=subagent)
         return name, self.profiles[name]
 
     def with_overrides(
