@@ -73,7 +73,7 @@ def convert_run(key: str, rec: dict, task: dict) -> tuple[dict, dict]:
     # (task 20's query was edited after the run: a new netcat host)
     tr = Trace(run_id, MODEL, SOURCE)
     n_err = n_submit = 0
-    for step, (action, obs, reward, ok) in enumerate(zip(acts, obss, rews, oks)):
+    for step, (action, obs, reward, ok) in enumerate(zip(acts, obss, rews, oks, strict=False)):
         tool, args = classify(action)
         call_id = f"call_{step}"
         err = None
