@@ -12,6 +12,11 @@ run:
 2. the same with 200-byte arguments and results;
 3. memory held by 100,000 idle sessions that each saw 5 calls (tracemalloc).
 
+Beside them, on the same calls in the same run: Hermes agent's tool-call guardrail
+(``before_call`` + ``after_call``, hard stops on, one controller per session), fetched from the
+package registry by ``benchmarks/hermes_reference.py``; it does far less (identical failures,
+failures per tool, read-only repeats) and is the cost of a guard already shipping in an agent.
+
 Targets (issue 18, the compiled core): <= 1.5 us per 200-byte call and <= 5x the floor;
 <= 4 us per call on the mixed sequence; 100,000 idle sessions <= 60 MB.
 
@@ -31,9 +36,11 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 import xxhash
+from hermes_reference import HERMES_VERSION, load_guardrail
 
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Detector, ToolCall
@@ -133,18 +140,41 @@ def detector_samples(calls: list[ToolCall], sessions: int = 20) -> list[int]:
     return out
 
 
-def measure(calls: list[ToolCall], repeats: int = 3) -> tuple[float, float]:
-    """(detector median ns, floor median ns), interleaved runs, best median of each."""
-    det, flo = [], []
+def hermes_samples(guardrail: tuple, calls: list[ToolCall], sessions: int = 20) -> list[int]:
+    """Hermes's ``before_call`` + ``after_call`` per call, sessions as in detector_samples."""
+    controller, config = guardrail
+    live = [controller(config(hard_stop_enabled=True)) for _ in range(sessions)]
+    texts = [
+        c.result if isinstance(c.result, str) else orjson.dumps(c.result).decode() for c in calls
+    ]
+    clock = time.perf_counter_ns
+    out = []
+    for i, c in enumerate(calls):
+        g = live[i % sessions] if i % 50 else live[0]
+        t0 = clock()
+        g.before_call(c.tool, c.arguments)
+        g.after_call(c.tool, c.arguments, texts[i], failed=c.error)
+        out.append(clock() - t0)
+    return out
+
+
+def measure(
+    calls: list[ToolCall], guardrail: tuple | None, repeats: int = 3
+) -> tuple[float, float, float | None]:
+    """(detector, floor, Hermes guardrail or None) median ns: interleaved runs, best median
+    of each."""
+    det, flo, ref = [], [], []
     for _ in range(repeats):
         gc.collect()
         gc.disable()
         try:
             flo.append(_median(floor_samples(calls)))
             det.append(_median(detector_samples(calls)))
+            if guardrail is not None:
+                ref.append(_median(hermes_samples(guardrail, calls)))
         finally:
             gc.enable()
-    return min(det), min(flo)
+    return min(det), min(flo), (min(ref) if ref else None)
 
 
 def idle_sessions_memory(count: int = 100_000, calls_each: int = 5) -> tuple[float, int]:
@@ -190,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     small = make_sequence(SMALL_CALLS, small=True, seed=SEED + 7)
     for c in mixed[:500] + small[:500]:  # warm-up: caches, regex, branch predictors
         Detector(CycleGuardConfig()).session("w").observe_tool_call(c)
-    mixed_det, mixed_floor = measure(mixed)
-    small_det, small_floor = measure(small)
+    loaded = load_guardrail()
+    guardrail = loaded if isinstance(loaded, tuple) else None
+    mixed_det, mixed_floor, mixed_ref = measure(mixed, guardrail)
+    small_det, small_floor, small_ref = measure(small, guardrail)
     timed = time.perf_counter()
     mem_mb, per_session = idle_sessions_memory()
     mem_s = time.perf_counter() - timed
@@ -207,13 +239,26 @@ def main(argv: list[str] | None = None) -> int:
         f"mixed sequence: {MIXED_CALLS:,} calls (median argument size {arg_bytes:.0f} B); "
         f"200 B sequence: {SMALL_CALLS:,} calls; best median of 3 interleaved runs\n"
     )
+    if guardrail is None:
+        print(f"reference left out: {loaded}")
+    else:
+        print(
+            f"reference: hermes-agent {HERMES_VERSION} ToolCallGuardrailController, hard stops on"
+        )
+
+    def hermes(ref: float | None, det: float) -> tuple[str, str]:
+        if ref is None:
+            return "-", "-"
+        return f"{ref / 1000:.2f} us", f"{det / ref:.2f}x"
+
     rows = [
-        ("workload", "detector", "floor", "ratio", "target", "verdict"),
+        ("workload", "detector", "floor", "ratio", "hermes", "vs hermes", "target", "verdict"),
         (
             "mixed 100 B..10 KB",
             f"{mixed_det / 1000:.2f} us",
             f"{mixed_floor / 1000:.2f} us",
             f"{mixed_det / mixed_floor:.2f}x",
+            *hermes(mixed_ref, mixed_det),
             f"<= {TARGET_MIXED_NS / 1000:.0f} us",
             verdict(mixed_det <= TARGET_MIXED_NS),
         ),
@@ -222,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{small_det / 1000:.2f} us",
             f"{small_floor / 1000:.2f} us",
             f"{small_det / small_floor:.2f}x",
+            *hermes(small_ref, small_det),
             f"<= {TARGET_NS / 1000:.1f} us, <= {TARGET_RATIO:.0f}x",
             f"{verdict(small_det <= TARGET_NS)} / {verdict(small_det / small_floor <= TARGET_RATIO)}",
         ),
@@ -229,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             "100,000 idle sessions",
             f"{mem_mb:.1f} MB",
             f"{per_session} B/session",
+            "",
+            "",
             "",
             f"<= {TARGET_MB:.0f} MB",
             verdict(mem_mb <= TARGET_MB),

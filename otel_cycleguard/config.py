@@ -156,8 +156,9 @@ class ReplayCycleConfig(_Strict):
     lap of a cycle of length ``gap``, whatever the other calls in the lap do (their arguments may
     change, as when every lap edits something new and re-runs the same unchanged check). Reported
     under ``identical_call`` (the same call getting the same result, every ``gap`` calls).
-    ``warn``/``term`` count laps when the whole lap is replayed; ``partial_term`` when only some
-    of its calls are (the others change every lap).
+    ``warn``/``term`` count laps when the whole lap is replayed, or when the calls that change
+    every lap all fail (failed attempts bring nothing new); ``partial_term`` when only some of
+    its calls are replayed and a changed call works.
     """
 
     enabled: bool = True
@@ -577,12 +578,7 @@ class CycleGuardConfig(_Strict):
         self, agent: str | None = None, *, subagent: bool = False
     ) -> tuple[str, ProfileConfig]:
         """The profile name and thresholds for one session: agent override > subagent > default."""
-        if agent is not None and agent in self.agents:
-            name = self.agents[agent]
-        elif subagent:
-            name = self.subagent_profile
-        else:
-            name = self.profile
+        name = _settings.profile_name_for(self, agent, subagent=subagent)
         return name, self.profiles[name]
 
     def with_overrides(

@@ -8,11 +8,11 @@ the live processor, the offline replay and the OTLP service share it. No OpenTel
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from otel_cycleguard.detect.records import ModelTurn, ToolCall
+from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
 
 __all__ = [
     "SpanRole",
@@ -110,7 +110,7 @@ def _unwrap_traceloop_input(value: Any) -> Any:
     if not isinstance(value, str) or '"kwargs"' not in value:
         return value
     try:
-        parsed = json.loads(value)
+        parsed = _json_loads(value)
     except (ValueError, RecursionError):  # RecursionError: text nested thousands deep
         return value
     if isinstance(parsed, dict) and set(parsed) <= {"args", "kwargs"}:
@@ -131,7 +131,7 @@ def _unwrap_langchain_tool_message(value: Any) -> tuple[Any, bool]:
     if not isinstance(value, str) or not value.startswith('{"type": "tool"'):
         return value, False
     try:
-        parsed = json.loads(value)
+        parsed = _json_loads(value)
     except (ValueError, RecursionError):
         return value, False
     if not isinstance(parsed, dict) or parsed.get("type") != "tool":
@@ -196,7 +196,7 @@ def _text_of_messages(raw: Any) -> str | None:
     if not isinstance(raw, str):
         return None
     try:
-        messages = json.loads(raw)
+        messages = _json_loads(raw)
     except (ValueError, RecursionError):
         return raw
     texts: list[str] = []

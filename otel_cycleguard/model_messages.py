@@ -24,10 +24,11 @@ never raises. Pure: no OpenTelemetry import.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+
+from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
 
 __all__ = [
     "MAX_CALLS",
@@ -75,7 +76,7 @@ def _json(raw: Any) -> Any:
     if not isinstance(raw, str) or len(raw) > MAX_JSON_CHARS:
         return None
     try:
-        return json.loads(raw)
+        return _json_loads(raw)
     except ValueError:
         return None
 

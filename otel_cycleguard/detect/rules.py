@@ -316,6 +316,16 @@ _NO_GAP_INFOS = frozenset(
     for laps in (0, 1)
 )
 
+# What the last lap of a replayed cycle was: every call came back at the cycle's distance;
+# the calls that did not all failed (a lap of failed attempts brings nothing new, so it counts
+# as replayed: ``term``); some changed call worked (``partial_term``).
+_REPLAYED_LAP, _FAILED_LAP, _PARTIAL_LAP = 0, 1, 2
+_LAP_WORDS = {
+    _REPLAYED_LAP: "the whole lap was replayed with the same results",
+    _FAILED_LAP: "the other calls of the lap changed and every one of them failed",
+    _PARTIAL_LAP: "the other calls of the lap changed, this one's result never did",
+}
+
 _RULES = "rules"
 _STALENESS = "staleness"
 _LOOKUPS = "failed_lookups"
@@ -486,18 +496,14 @@ class RealWorldRules:
         if cfg.enabled:
             if is_poll:
                 self._skip_replay(words, step, cfg.max_gap)
-                count, gap, full = 0, 0, False
+                count, gap, lap = 0, 0, _PARTIAL_LAP
             else:
-                count, gap, full = self._replay(words, step, key, result, cfg.max_gap)
-            term = cfg.term if full else cfg.partial_term
+                count, gap, lap = self._replay(words, step, key, result, cfg.max_gap)
+            term = cfg.partial_term if lap == _PARTIAL_LAP else cfg.term
             level = check_lane(words, replay_lane, count, min(cfg.warn, term), term)
             if level is not None:
                 unit = tuple(recent_tools(gap)) if gap else (tool,)
-                what = (
-                    "the whole lap was replayed with the same results"
-                    if full
-                    else "the other calls of the lap changed, this one's result never did"
-                )
+                what = _LAP_WORDS[lap]
                 hits.append(
                     _hit(
                         "replay_cycle",
@@ -607,8 +613,10 @@ class RealWorldRules:
             # own thresholds); this rule speaks only when successes came in between. TERM
             # also needs evidence of no progress: the failures repeat what failed before.
             covered = count <= words[self.density_run]
-            if not covered and count >= cfg_d.term and not self.no_new_information(
-                words, count, seen
+            if (
+                not covered
+                and count >= cfg_d.term
+                and not self.no_new_information(words, count, seen)
             ):
                 count = cfg_d.term - 1
             level = (
@@ -778,9 +786,10 @@ class RealWorldRules:
 
     def _replay(
         self, words: array, step: int, key: int, result: int, max_gap: int
-    ) -> tuple[int, int, bool]:
-        """(laps, the cycle's length, whether the whole last lap replayed) after the call at
-        ``step``, which is already in the call ring.
+    ) -> tuple[int, int, int]:
+        """(laps, the cycle's length, what the last lap was: ``_REPLAYED_LAP``,
+        ``_FAILED_LAP`` or ``_PARTIAL_LAP``) after the call at ``step``, which is already in
+        the call ring.
 
         A call replays the live call with the same key and result at most ``max_gap`` calls
         back (there is at most one: a replayed call stops being live); the count is the most
@@ -823,12 +832,21 @@ class RealWorldRules:
                     slot_laps, slot = info >> _LAPS_SHIFT, (step - back) % size
                     if slot_laps > best or (slot_laps == best and slot < best_slot):
                         best, unit, best_slot = slot_laps, slot_gap, slot
-        # Full replay: each of the last ``unit`` calls came back at that same distance.
-        full = bool(unit) and all(
-            (words[base + 3 * ((step - j) % slots) + 2] >> _GAP_SHIFT) & _GAP_MASK == unit
-            for j in range(unit)
-        )
-        return best, unit, full
+        # Whole lap: each of the last ``unit`` calls came back at that same distance, or
+        # changed and failed. A lap whose only new calls are failed attempts tells the agent
+        # nothing it can build on (three commands round and round, the changed one failing
+        # against the same wall), so it counts as replayed; a changed call that works (an
+        # edit, a toggle, a new successful read) keeps the lap partial.
+        if not unit:
+            return best, 0, _PARTIAL_LAP
+        lap = _REPLAYED_LAP
+        for j in range(unit):
+            info = words[base + 3 * ((step - j) % slots) + 2]
+            if (info >> _GAP_SHIFT) & _GAP_MASK != unit:
+                if not info & CallRing.FAILED:
+                    return best, unit, _PARTIAL_LAP
+                lap = _FAILED_LAP
+        return best, unit, lap
 
     def _skip_replay(self, words: array, step: int, max_gap: int) -> None:
         """A poll call takes no part in replay_cycle. The full-lap test reads, at its place,

@@ -37,6 +37,7 @@ __all__ = [
     "TextLoopSettings",
     "ThresholdSettings",
     "ToolPatternSettings",
+    "profile_name_for",
 ]
 
 # Result patterns that mark an exec-like or search-like call failed even when its span says ok
@@ -267,13 +268,23 @@ class DetectorSettings:
         self, agent: str | None = None, *, subagent: bool = False
     ) -> tuple[str, ProfileSettings]:
         """The profile name and thresholds for one session: agent override > subagent > default."""
-        if agent is not None and agent in self.agents:
-            name = self.agents[agent]
-        elif subagent:
-            name = self.subagent_profile
-        else:
-            name = self.profile
+        name = profile_name_for(self, agent, subagent=subagent)
         return name, self.profiles[name]
+
+
+class _ProfileChoice(Protocol):
+    profile: str
+    subagent_profile: str
+    agents: Mapping[str, str]
+
+
+def profile_name_for(choice: _ProfileChoice, agent: str | None, *, subagent: bool) -> str:
+    """Which profile a session gets (the one rule, for the settings and the configuration):
+    the agent's own (``agents``), else the subagent profile for a child agent, else the
+    default."""
+    if agent is not None and agent in choice.agents:
+        return choice.agents[agent]
+    return choice.subagent_profile if subagent else choice.profile
 
 
 class SupportsDetectorSettings(Protocol):

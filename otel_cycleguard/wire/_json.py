@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["PARSER", "loads"]
 
-loads: Callable[[bytes], Any]
+loads: Callable[[bytes | str], Any]
 try:
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment

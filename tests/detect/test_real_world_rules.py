@@ -59,6 +59,34 @@ def test_replay_cycle_varying_edit_and_constant_run_needs_partial_term_laps():
     assert any(step == 5 and lv is Level.WARN for step, _, lv, t in fired)
 
 
+def test_replay_cycle_lap_whose_changed_call_always_fails_counts_as_replayed():
+    """ls, cat (the same malformed answer), then a new attempt that fails each lap: the lap
+    brings nothing new, so it terminates at ``term`` laps, not ``partial_term``."""
+    s = session("general")
+    calls = []
+    for attempt in ("cat source.py", "cat ./source", "strings source", "xxd source"):
+        calls.append(("bash", {"command": "ls"}, "source\nflag.enc"))
+        calls.append(("bash", {"command": "cat source"}, "Malformed command"))
+        calls.append(("bash", {"command": attempt}, f"{attempt.split()[0]}: failed", True))
+    fired = feed(s, calls)
+    assert terms(fired, "replay_cycle") == [(6, Dimension.TOOL_PATTERN)]  # the third ls
+    text = next(t for _, _, lv, t in fired if lv is Level.TERM)
+    assert "every one of them failed" in text
+
+
+def test_replay_cycle_lap_whose_changed_call_works_stays_partial():
+    """The same laps, but the call that changes succeeds each time: it may be progress."""
+    s = session("general")
+    calls = []
+    for attempt in ("cat source.py", "cat ./source", "strings source", "xxd source"):
+        calls.append(("bash", {"command": "ls"}, "source\nflag.enc"))
+        calls.append(("bash", {"command": "cat source"}, "Malformed command"))
+        calls.append(("bash", {"command": attempt}, f"output of {attempt}"))
+    fired = feed(s, calls)
+    assert terms(fired, "replay_cycle") == []
+    assert any(lv is Level.WARN and t.startswith("replay_cycle") for _, _, lv, t in fired)
+
+
 def test_replay_cycle_silent_when_results_change_each_lap():
     s = session("coding")
     calls = []
