@@ -61,6 +61,26 @@ const GAP_SHIFT: u64 = 2;
 const GAP_MASK: u64 = 0x3F;
 const LAPS_SHIFT: u64 = 8;
 
+/// What the last lap of a running cycle was: every call came back at the cycle's distance;
+/// the calls that did not all failed (failed attempts bring nothing new, so the lap counts as
+/// replayed: `term`); or some changed call worked (`partial_term`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Lap {
+    Replayed,
+    Failed,
+    Partial,
+}
+
+impl Lap {
+    fn words(self) -> &'static str {
+        match self {
+            Lap::Replayed => "the whole lap was replayed with the same results",
+            Lap::Failed => "the other calls of the lap changed and every one of them failed",
+            Lap::Partial => "the other calls of the lap changed, this one's result never did",
+        }
+    }
+}
+
 /// `replay_cycle` (under tool_pattern): a call (same tool, arguments and masked result)
 /// coming back at a constant distance of 2..max_gap calls; its state is the ring's replay
 /// bits.
@@ -70,15 +90,15 @@ pub struct ReplayCycle {
 }
 
 impl ReplayCycle {
-    /// (laps, the cycle's length, whether the whole last lap replayed) after the call at
-    /// `step` (in the ring). Ties go to the call whose step is smallest modulo max_gap + 1.
+    /// (laps, the cycle's length, what the last lap was) after the call at `step` (in the
+    /// ring). Ties go to the call whose step is smallest modulo max_gap + 1.
     fn replay(
         ring: &mut CallRing,
         step: i64,
         key: u64,
         result: u64,
         max_gap: usize,
-    ) -> (i64, usize, bool) {
+    ) -> (i64, usize, Lap) {
         let span = (max_gap as i64).min(step);
         let (mut gap, mut laps) = (0u64, 1u64);
         for back in 1..=span {
@@ -115,10 +135,20 @@ impl ReplayCycle {
                 }
             }
         }
-        let full = unit != 0
-            && (0..unit as i64)
-                .all(|j| (ring.infos[ring.slot(step - j)] >> GAP_SHIFT) & GAP_MASK == unit);
-        (best as i64, unit as usize, full)
+        if unit == 0 {
+            return (best as i64, 0, Lap::Partial);
+        }
+        let mut lap = Lap::Replayed;
+        for j in 0..unit as i64 {
+            let info = ring.infos[ring.slot(step - j)];
+            if (info >> GAP_SHIFT) & GAP_MASK != unit {
+                if info & FAILED == 0 {
+                    return (best as i64, unit as usize, Lap::Partial);
+                }
+                lap = Lap::Failed;
+            }
+        }
+        (best as i64, unit as usize, lap)
     }
 
     /// A poll call takes no part; the full-lap test reads at its place the gap of the call
@@ -147,13 +177,17 @@ impl Watch for ReplayCycle {
             return Ok(None);
         }
         let c = cx.call;
-        let (count, gap, full) = if c.kind.is_poll {
+        let (count, gap, lap) = if c.kind.is_poll {
             ReplayCycle::skip(cx.ring, c.step, cfg.max_gap);
-            (0, 0, false)
+            (0, 0, Lap::Partial)
         } else {
             ReplayCycle::replay(cx.ring, c.step, c.key, c.result, cfg.max_gap)
         };
-        let term = if full { cfg.term } else { cfg.partial_term };
+        let term = if lap == Lap::Partial {
+            cfg.partial_term
+        } else {
+            cfg.term
+        };
         let Some(level) = self.gate.check(count, cfg.warn.min(term), term) else {
             return Ok(None);
         };
@@ -162,11 +196,7 @@ impl Watch for ReplayCycle {
         } else {
             (Unit::Tool(1), vec![c.tool_text.to_owned()])
         };
-        let what = if full {
-            "the whole lap was replayed with the same results"
-        } else {
-            "the other calls of the lap changed, this one's result never did"
-        };
+        let what = lap.words();
         Ok(Some(Crossing::rule(
             "replay_cycle",
             Dimension::ToolPattern,
