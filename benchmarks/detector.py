@@ -1,8 +1,6 @@
 """Detector cost per tool call against a hashing floor, and memory of idle sessions.
 
-Run: ``python benchmarks/detector.py [--core compiled]`` (about 30 s; ``--core compiled``
-measures the compiled core's sessions, ``detect/compiled.py``). Everything is measured in this
-run:
+Run: ``python benchmarks/detector.py`` (about 15 s). Everything is measured in this run:
 
 1. median cost of ``SessionDetector.observe_tool_call`` per call on a realistic mixed sequence
    (seeded: grep/read/edit/bash/open/... with dict arguments of 100 B to 10 KB and string
@@ -207,13 +205,7 @@ def idle_sessions_memory(count: int = 100_000, calls_each: int = 5) -> tuple[flo
     return held / 1e6, held // count
 
 
-def main(argv: list[str] | None = None) -> int:
-    global Detector
-    args = sys.argv[1:] if argv is None else argv
-    if args[:2] == ["--core", "compiled"]:
-        from otel_cycleguard.detect.compiled import CompiledDetector
-
-        Detector = CompiledDetector  # type: ignore[misc]
+def main() -> int:
     started = time.perf_counter()
     overhead = timer_overhead()
     mixed = make_sequence(MIXED_CALLS, small=False)
@@ -233,7 +225,6 @@ def main(argv: list[str] | None = None) -> int:
 
     arg_bytes = statistics.median(len(orjson.dumps(c.arguments)) for c in mixed)
     print(f"python {sys.version.split()[0]}, orjson {orjson.__version__}, xxhash {xxhash.VERSION}")
-    print(f"detector: {Detector.__module__}.{Detector.__name__}")
     print(f"timer overhead per sample (median): {overhead:.0f} ns (included in every figure)")
     print(
         f"mixed sequence: {MIXED_CALLS:,} calls (median argument size {arg_bytes:.0f} B); "

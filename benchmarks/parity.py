@@ -14,13 +14,13 @@ every escalation. Five passes per run (``PASSES``):
   ``custom_masks`` (a custom mask pattern: the other masking path), each answered continue.
 
 The golden file was recorded with the pure-Python detector (main at 51726ef), before any of
-the detection core was compiled.
+the detection core was compiled; the compiled core (rust/cycleguard-core) reproduces it since
+the port (issue 18) replaced that detector.
 
 Usage::
 
     .venv/bin/python benchmarks/parity.py --record [--golden PATH]   # write the golden file
     .venv/bin/python benchmarks/parity.py --check  [--golden PATH]   # compare, print mismatches
-        [--core compiled]     # replay with the compiled core's sessions (detect/compiled.py)
         [--runs N]            # only the first N runs (in run_id order) of the golden file
         [--run RUN_ID]        # only this run (repeatable)
 
@@ -227,18 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, help="only the first N runs")
     ap.add_argument("--run", action="append", help="only this run (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="only the summary")
-    ap.add_argument(
-        "--core",
-        choices=("python", "compiled"),
-        default="python",
-        help="the detector to replay with: the Python reference or the compiled core's sessions",
-    )
     a = ap.parse_args(argv)
-    if a.core == "compiled":
-        from otel_cycleguard import guard
-        from otel_cycleguard.detect.compiled import CompiledDetector
-
-        guard.Detector = CompiledDetector  # type: ignore[misc]
     corpora = a.corpus or [DEFAULT_CORPUS, EXTRA_CORPUS]
     index = corpus_index(*corpora)
     started = time.perf_counter()

@@ -346,7 +346,7 @@ class ProfileConfig(_Strict):
     text_loop: TextLoopConfig
     state_hash: StateHashConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
-    # Rules for loops met in real agent runs (otel_cycleguard.detect.rules); each reports
+    # Rules for loops met in real agent runs (rust/cycleguard-core/src/rules.rs); each reports
     # under one of the dimensions above and says which rule fired in its explanation.
     replay_cycle: ReplayCycleConfig = Field(default_factory=ReplayCycleConfig)
     near_duplicate_edit: NearDuplicateEditConfig = Field(default_factory=NearDuplicateEditConfig)

@@ -1,6 +1,9 @@
-"""The compiled categories (rust/cycleguard-core: categories.rs, shell.rs, args.rs) against the
-Python reference (detect/categories.py), on generated command lines, tool names and argument
-shapes. benchmarks/differential.py does the same over every call of the corpus.
+"""The compiled categories (rust/cycleguard-core: categories.rs, shell.rs, args.rs) where a
+Python reference remains: Python's character classes over every code point and ``shlex.split``
+on generated command lines. Until the port's stage 4 they were also compared with the Python
+categoriser (then removed) on generated input and on every call of the corpus (827,854
+comparisons, 0 differ; see the branch history); tests/detect/test_categories.py holds the
+readings to their documented examples.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_cycleguard import _core
-from otel_cycleguard.detect import categories
-from otel_cycleguard.detect.categories import Categorizer
 
 # -- Python's character classes beyond ASCII -----------------------------------------------
 
@@ -188,14 +189,8 @@ def _shlex(text: str):
 
 @settings(max_examples=1500, deadline=None)
 @given(COMMAND_LINES)
-def test_command_lines_are_read_as_python_reads_them(line):
-    for args in _shapes(line):
-        assert _core.edits_files(args) == categories.edits_files(args), args
-        assert _core.changes_environment(args) == categories.changes_environment(args), args
-        assert _core.command_text(args) == categories.command_text(args), args
-        assert _core.readonly_command(args) == categories._is_readonly_command(args), args
-    assert _core.command_words(line) == categories.command_words(line)
-    for stage in line.split("|"):
+def test_shlex_splits_as_python_does(line):
+    for stage in [line, *line.split("|")]:
         assert _core.shlex_split(stage) == _shlex(stage), stage
 
 
@@ -210,86 +205,9 @@ def test_the_readings_see_the_shell_syntax():
 
 # -- classification ------------------------------------------------------------------------
 
-_TOOLS = st.one_of(
-    st.sampled_from(
-        [
-            "bash",
-            "Bash ",
-            "exec",
-            "shell",
-            "python",
-            "read_file",
-            "cat",
-            "edit",
-            "write",
-            "create",
-            "str_replace_editor",
-            "process",
-            "get_status",
-            "job_status",
-            "x_poll",
-            "wait",
-            "send_email",
-            "click",
-            "unknown_tool",
-            "search",
-            "FINISH",
-            "ÉDIT",
-            "run_command",
-            "delegate_task",
-            "think",
-            "t\udc80x",
-        ]
-    ),
-    _TEXT,
-)
-_SUBCOMMANDS = st.sampled_from(
-    ["view", " View ", "str_replace", "CREATE", "undo_edit", "poll", "log", "Status", "read",
-     "x" * 33, "insert\n", "", "list_dir", 7, None, "get"]
-)  # fmt: skip
-_KEYS = st.sampled_from(["command", "action", "operation", "mode", "cmd", "path", "input", "code"])
-ARGUMENTS = st.one_of(
-    st.dictionaries(_KEYS, st.one_of(_SUBCOMMANDS, COMMAND_LINES, st.lists(st.sampled_from(_WORDS))), max_size=3),
-    COMMAND_LINES,
-    st.builds(json.dumps, st.dictionaries(_KEYS, st.one_of(_SUBCOMMANDS, COMMAND_LINES), max_size=3)),
-    st.sampled_from(
-        [
-            '{"action": "poll", "x": NaN}', '{"command": "ls", "n": Infinity}', ' {"action": "log"}',
-            '{"action": "status"}\u00a0', '\x1c{"command": "cat a"}', '{"command": "\\ud800 ls"}',
-            '{"command": "view"} \x1c', b'{"command": "view"}', b"\xff{", '{"a": 1e999}', "[1]",
-            '{"mode": "view", "mode": "create"}', None, 42, ["ls"],
-        ]
-    ),
-)  # fmt: skip
-
-CATEGORIZERS = [
-    (Categorizer(), _core.Categorizer({}, set(), set())),
-    (
-        Categorizer({"Click": "exploration", "bash": "exploration", "Edit": "exploration"}, ("FINISH", "unknown_tool"), ("job_status", "Think")),
-        _core.Categorizer(
-            {"click": "exploration", "bash": "exploration", "edit": "exploration"},
-            {"finish", "unknown_tool"},
-            {"job_status", "think"},
-        ),
-    ),
-]  # fmt: skip
-
-
-def _kind(kind) -> tuple:
-    return (kind.canonical, kind.category, kind.override_key, kind.is_poll, kind.known)
-
-
-@settings(max_examples=2000, deadline=None)
-@given(_TOOLS, ARGUMENTS, st.sampled_from([None, True, False]))
-def test_tools_are_classified_as_python_classifies_them(tool, arguments, read_only):
-    for py, rs in CATEGORIZERS:
-        assert rs.classify(tool, arguments, read_only) == _kind(
-            py.classify(tool, arguments, read_only)
-        )
-
 
 def test_classification_reads_arguments():
-    rs = CATEGORIZERS[0][1]
+    rs = _core.Categorizer({}, set(), set())
     assert rs.classify("str_replace_editor", {"command": "view", "path": "a"})[1:3] == (
         "exploration",
         "view",

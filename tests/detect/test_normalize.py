@@ -327,26 +327,54 @@ def test_a_uuid_whose_last_group_starts_with_a_letter_is_masked_as_it_always_was
     assert REFERENCE_MASK.sub("#", text) == '"id": "#"'
 
 
+_MIX, _MASK64 = 0x9E3779B97F4A7C15, (1 << 64) - 1
+
+
+def _digest_here(text: str, size: int):
+    """text_loop's digest as docs/detection.md defines it: the masked text in lower case, split
+    into words at everything that is neither a word character nor ``#``; the hash of the words
+    joined by spaces, and the 64 smallest hashes of their ``size``-shingles (a shingle's hash
+    combines its words' hashes by position; the first 400 words)."""
+    words = [w for w in re.split(r"[^\w#]+", N.mask(text[:65536]).lower()) if w]
+    if not words:
+        return None
+    hashes = [hash_bytes(w.encode("utf-8", "replace")) for w in words[:400]]
+
+    def combine(hs):
+        value = 0
+        for h in hs:
+            value = (value * _MIX + h) & _MASK64
+        return value
+
+    windows = (
+        [hashes]
+        if len(hashes) <= size
+        else [hashes[i : i + size] for i in range(len(hashes) - size + 1)]
+    )
+    return hash_bytes(" ".join(words).encode("utf-8", "replace")), sorted(
+        {combine(w) for w in windows}
+    )[:64]
+
+
+_DETECTOR = Detector(load_config(environ={}))
+
+
 @settings(max_examples=1000, deadline=None)
 @given(
     text=st.lists(
-        st.sampled_from([*ASCII_VOLATILE.elements, "Word", " ", ",", "__"]), max_size=80
+        st.sampled_from(
+            [*ASCII_VOLATILE.elements, "Word", " ", ",", "__", "É", "ß", "Σ", "١٢", "\u00a0"]
+        ),
+        max_size=80,
     ).map("".join),
     size=st.integers(1, 4),
 )
-def test_compiled_text_digest_equals_the_words_and_their_sketch(text, size):
-    # text_loop's digest of a turn: the compiled core for ASCII with the default masks, against
-    # the words and the shingle sketch computed here
-    from otel_cycleguard.detect.dimensions import shingle_sketch
-    from otel_cycleguard.detect.session import _normalise_words, _text_digest
-
-    words = _normalise_words(N.mask(text))
-    want = (
-        (hash_bytes(" ".join(words).encode()), shingle_sketch(words, size, hash_bytes))
-        if words
-        else None
-    )
-    assert _text_digest(N, text, size) == want
+def test_the_text_digest_is_the_words_and_their_sketch(text, size):
+    # the core's digest of a turn (ASCII masked and split in Rust; other text masked and
+    # lower-cased by Python, split in Rust), against the definition computed here
+    want = _digest_here(text, size) if text.strip() else None
+    got = _DETECTOR.text_digest(text, size)
+    assert (None if got is None else (got[0], list(got[1]))) == want
 
 
 def test_the_compiled_masking_refuses_non_ascii_text_and_the_python_path_takes_it():

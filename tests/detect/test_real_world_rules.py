@@ -1,12 +1,15 @@
-"""Unit tests for otel_cycleguard.detect.rules: positive and negative synthetic cases."""
+"""Unit tests for the real-world rules (rust/cycleguard-core: rules.rs, failures.rs): positive and
+negative synthetic cases."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from otel_cycleguard._core import command_exit, refine_failure
 
 from otel_cycleguard.config import CycleGuardConfig, load_config
 from otel_cycleguard.detect.records import ToolCall
-from otel_cycleguard.detect.rules import command_exit, refine_failure
 from otel_cycleguard.detect.session import Detector
 from otel_cycleguard.detect.signals import Dimension, Level
 
@@ -443,34 +446,57 @@ def test_failure_density_knobs_validate():
         load_config(environ={}, profiles={"coding": {"failure_density": {"window": 1}}})
 
 
-def test_each_default_failure_pattern_needs_its_prefilter_literal():
-    """The substring prefilter may skip the regex only if every default pattern needs one of
-    its literals: each pattern's own example matches and contains its literal."""
+_FAILURE_EXAMPLES = [
+    "bash: foo: command not found",
+    "cat: x.txt: No such file or directory",
+    "bash: syntax error near unexpected token `)'",
+    "Traceback (most recent call last):",
+    "E: Unable to locate package foo",
+    "EXECUTION TIMED OUT after 60s",
+    "mysql: unrecognized service",
+    'No matches found for "needle" in /repo',
+    "dpkg-query: no packages found matching openjdk",
+    "WARNING: Package(s) not found: requests",
+]
+
+
+def test_each_default_failure_pattern_matches_its_example_in_the_core_as_in_re():
     import re
 
-    from otel_cycleguard.config import DEFAULT_EXEC_FAILURE_PATTERNS
-    from otel_cycleguard.detect.rules import _DEFAULT_FAILURE_LITERALS
+    from otel_cycleguard._core import default_failure
 
-    examples = [
-        "bash: foo: command not found",
-        "cat: x.txt: No such file or directory",
-        "bash: syntax error near unexpected token `)'",
-        "Traceback (most recent call last):",
-        "E: Unable to locate package foo",
-        "EXECUTION TIMED OUT after 60s",
-        "mysql: unrecognized service",
-        'No matches found for "needle" in /repo',
-        "dpkg-query: no packages found matching openjdk",
-        "WARNING: Package(s) not found: requests",
-    ]
-    assert len(examples) == len(DEFAULT_EXEC_FAILURE_PATTERNS) == len(_DEFAULT_FAILURE_LITERALS)
-    for pattern, literal, example in zip(
-        DEFAULT_EXEC_FAILURE_PATTERNS, _DEFAULT_FAILURE_LITERALS, examples, strict=True
-    ):
+    from otel_cycleguard.config import DEFAULT_EXEC_FAILURE_PATTERNS
+
+    assert len(_FAILURE_EXAMPLES) == len(DEFAULT_EXEC_FAILURE_PATTERNS)
+    for pattern, example in zip(DEFAULT_EXEC_FAILURE_PATTERNS, _FAILURE_EXAMPLES, strict=True):
         assert re.search(pattern, example, re.M), (pattern, example)
-        assert literal in example
-        # without the literal the pattern cannot match
-        assert not re.search(pattern, example.replace(literal, "x" * len(literal)), re.M)
+        assert default_failure(example)
+        assert default_failure(f"ok\n{example}\nmore") == bool(
+            re.search(pattern, f"ok\n{example}\nmore", re.M)
+        )
+
+
+_FAILURE_PIECES = [
+    *_FAILURE_EXAMPLES, "\n", " ", "\r", "\t", "/bin/", "/bin/sh", "/bin/bash", "zsh", "sh: ",
+    "line ", "12", "\u0663", ": ", ":", "x", "é", "sudo: ", "bash: ", " command not found",
+    "command not found", ": No such file or directory", "syntax error", " at line",
+    ": unexpected", "E:", "E: ", "Traceback (most recent call last)", ": unrecognized service",
+    "No matches found for", "\u00a0", "\x1c",
+]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_FAILURE_PIECES), max_size=12).map("".join))
+def test_the_cores_failure_scan_is_the_default_patterns_search(text):
+    # the built-in patterns (settings.py) stay the reference of the core's scans (failures.rs)
+    import re
+
+    from otel_cycleguard._core import default_failure
+
+    from otel_cycleguard.config import DEFAULT_EXEC_FAILURE_PATTERNS
+
+    joined = re.compile("|".join(f"(?:{p})" for p in DEFAULT_EXEC_FAILURE_PATTERNS), re.M)
+    assert default_failure(text) == bool(joined.search(text))
 
 
 # -- failed look-ups (a search that finds nothing) ------------------------------------------

@@ -271,6 +271,17 @@ impl PyDetector {
             plans: Mutex::new(HashMap::new()),
         })
     }
+
+    /// `text_loop`'s digest of a model turn's text: (hash of its normalised words, bottom-k
+    /// sketch of their shingles), or None without a word.
+    fn text_digest(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        shingle: usize,
+    ) -> PyResult<Option<(u64, Vec<u64>)>> {
+        session::text_digest(&self.shared.normalizer, py, text, shingle)
+    }
 }
 
 impl PyDetector {
@@ -376,6 +387,12 @@ impl PySession {
             .unwrap_or_else(|_| Err(panicked()))
     }
 
+    /// The bytes the session holds (its state and tables; the Python object's header added by
+    /// `sys.getsizeof`).
+    fn __sizeof__(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+
     #[getter]
     fn key(&self, py: Python<'_>) -> Py<PyString> {
         self.inner.key.clone_ref(py)
@@ -410,6 +427,58 @@ impl PySession {
     fn detector(&self, py: Python<'_>) -> Py<PyAny> {
         self.inner.plan.py_detector.clone_ref(py)
     }
+}
+
+/// `command_exit(arguments, result_text)`: (the command whose exit code the shell reports,
+/// that code); an exit code beyond 64 bits reads as None.
+#[pyfunction]
+fn command_exit<'py>(
+    py: Python<'py>,
+    arguments: &Bound<'py, PyAny>,
+    result_text: Option<&Bound<'py, PyString>>,
+) -> PyResult<(Option<String>, Option<i64>)> {
+    let Some(result) = result_text else {
+        return Ok((None, None));
+    };
+    let text = args::py_text(result)?;
+    with_args(arguments, |a| {
+        let (command, code) = failures::command_exit(py, a, &text)?;
+        let code = match code {
+            Some(failures::Code::Value(v)) => Some(v),
+            _ => None,
+        };
+        Ok((command, code))
+    })
+}
+
+/// `refine_failure(tool, canonical, arguments, result_text, failed, config)` with `config` an
+/// `ErrorStreakSettings`.
+#[pyfunction]
+fn refine_failure<'py>(
+    py: Python<'py>,
+    tool: &Bound<'py, PyString>,
+    canonical: &str,
+    arguments: &Bound<'py, PyAny>,
+    result_text: Option<Bound<'py, PyString>>,
+    failed: bool,
+    config: &Bound<'py, PyAny>,
+) -> PyResult<bool> {
+    let Some(result) = result_text else {
+        return Ok(failed);
+    };
+    let cfg = settings::ErrorStreakSettings::read(py, config)?;
+    let tool = args::py_text(tool)?;
+    let tool_lower = normalize::lower(py, &tool)?;
+    let text = normalize::Text::from_py(result)?;
+    with_args(arguments, |a| {
+        failures::refine_failure(py, &cfg, &tool_lower, canonical, a, &text, failed)
+    })
+}
+
+/// The built-in exec failure patterns (`DEFAULT_EXEC_FAILURE_PATTERNS`), searched multi-line.
+#[pyfunction]
+fn default_failure(text: &Bound<'_, PyString>) -> PyResult<bool> {
+    Ok(failures::default_failure(&args::py_text(text)?))
 }
 
 /// Runs `f` on a call's arguments read as the core reads them.
@@ -577,6 +646,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(readonly_command, m)?)?;
     m.add_function(wrap_pyfunction!(command_words, m)?)?;
     m.add_function(wrap_pyfunction!(shlex_split, m)?)?;
+    m.add_function(wrap_pyfunction!(command_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(refine_failure, m)?)?;
+    m.add_function(wrap_pyfunction!(default_failure, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<PyDetector>()?;

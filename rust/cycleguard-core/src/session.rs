@@ -489,7 +489,7 @@ impl Session {
         self.model_turns += 1;
         let text_obj = turn.getattr(pyo3::intern!(py, "text"))?;
         let digest = match text_obj.downcast::<PyString>() {
-            Ok(text) => self.text_digest(py, text, profile.text_loop.shingle_size)?,
+            Ok(text) => text_digest(&shared.normalizer, py, text, profile.text_loop.shingle_size)?,
             Err(_) => None,
         };
         let error = turn.getattr(pyo3::intern!(py, "error"))?.is_truthy()?;
@@ -569,38 +569,6 @@ impl Session {
 
     /// `_text_digest`: (hash of the normalised words, shingle sketch) of a turn's text, or
     /// None without a word (or a blank text).
-    fn text_digest(
-        &self,
-        py: Python<'_>,
-        text: &Bound<'_, PyString>,
-        shingle: usize,
-    ) -> PyResult<Option<(u64, Vec<u64>)>> {
-        let norm = &self.plan.shared.normalizer;
-        let t = Text::from_py(text.clone())?;
-        let s = t.as_str();
-        if pystr::strip(s).is_empty() {
-            return Ok(None);
-        }
-        if norm.fast && t.exact() && s.is_ascii() {
-            let head = &s.as_bytes()[..s.len().min(65536)];
-            let masked = crate::mask::mask_ascii(head);
-            return Ok(crate::text::digest(
-                masked.as_deref().unwrap_or(head),
-                shingle,
-                SKETCH_SIZE,
-            ));
-        }
-        // masked by Python's regular expressions, lower-cased by Python's str.lower
-        let head = args::py_head(text, 65536)?;
-        let lowered = norm
-            .reference(py)
-            .call_method1("mask", (head,))?
-            .call_method0("lower")?;
-        let lowered = lowered.downcast::<PyString>()?;
-        let words = crate::text::unicode_words(&args::py_text(lowered)?);
-        Ok(crate::text::digest_words(&words, shingle, SKETCH_SIZE))
-    }
-
     fn cycle_class(&self, dimension: Dimension) -> CycleClass {
         let profile = &self.plan.profile;
         match dimension {
@@ -828,6 +796,36 @@ impl Session {
         }
     }
 
+    /// The bytes this session holds (its struct and what it allocated), for `sys.getsizeof`.
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let words = |v: &Option<Vec<(i64, u64)>>| v.as_ref().map_or(0, |t| t.capacity() * 16);
+        size_of::<Session>()
+            + self.ring.size() * (3 * size_of::<u64>() + size_of::<Option<Py<PyString>>>())
+            + self
+                .poll
+                .table
+                .as_ref()
+                .map_or(0, |t| t.capacity() * size_of::<crate::dims::PollEntry>())
+            + self
+                .error
+                .table
+                .as_ref()
+                .map_or(0, |t| t.capacity() * size_of::<(Py<PyString>, i64)>())
+            + words(&self.recurring.table)
+            + words(&self.same.table)
+            + self
+                .text
+                .as_ref()
+                .map_or(0, |t| size_of::<TextLoop>() + t.last_sketch.capacity() * 8)
+            + self.revisits.as_ref().map_or(0, |r| {
+                size_of::<StateRevisit>()
+                    + r.ring.as_ref().map_or(0, |v| v.capacity() * 8)
+                    + r.visits.as_ref().map_or(0, |v| v.capacity() * 16)
+            })
+            + self.budget.as_ref().map_or(0, |_| size_of::<Budget>())
+    }
+
     /// The current count of every dimension.
     pub fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -843,4 +841,37 @@ impl Session {
         d.set_item("tokens", self.budget.as_ref().map_or(0, |b| b.tokens))?;
         Ok(d)
     }
+}
+
+/// `_text_digest`: (hash of the normalised words, shingle sketch) of a turn's text, or None
+/// without a word (or for a blank text).
+pub fn text_digest(
+    norm: &Normalizer,
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    shingle: usize,
+) -> PyResult<Option<(u64, Vec<u64>)>> {
+    let t = Text::from_py(text.clone())?;
+    let s = t.as_str();
+    if pystr::strip(s).is_empty() {
+        return Ok(None);
+    }
+    if norm.fast && t.exact() && s.is_ascii() {
+        let head = &s.as_bytes()[..s.len().min(65536)];
+        let masked = crate::mask::mask_ascii(head);
+        return Ok(crate::text::digest(
+            masked.as_deref().unwrap_or(head),
+            shingle,
+            SKETCH_SIZE,
+        ));
+    }
+    // masked by Python's regular expressions, lower-cased by Python's str.lower
+    let head = args::py_head(text, 65536)?;
+    let lowered = norm
+        .reference(py)
+        .call_method1("mask", (head,))?
+        .call_method0("lower")?;
+    let lowered = lowered.downcast::<PyString>()?;
+    let words = crate::text::unicode_words(&args::py_text(lowered)?);
+    Ok(crate::text::digest_words(&words, shingle, SKETCH_SIZE))
 }

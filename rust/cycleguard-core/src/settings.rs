@@ -227,20 +227,11 @@ fn compile(py: Python<'_>, patterns: &[String], multiline: bool) -> PyResult<Opt
     )))
 }
 
-impl ProfileSettings {
-    /// From a Python `ProfileSettings`.
-    pub fn read(py: Python<'_>, p: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let cs = p.getattr("category_streak")?;
-        let mut tool_overrides = HashMap::new();
-        for (k, v) in items(&cs.getattr("tool_overrides")?)? {
-            tool_overrides.insert(k.extract::<String>()?, thresholds(&v)?);
-        }
-        let tp = p.getattr("tool_pattern")?;
-        let tl = p.getattr("text_loop")?;
-        let sh = p.getattr("state_hash")?;
-        let es = p.getattr("error_streak")?;
-        let result_patterns: Vec<String> = get(&es, "result_patterns")?;
-        let exec_patterns: Vec<String> = get(&es, "exec_failure_patterns")?;
+impl ErrorStreakSettings {
+    /// From a Python `ErrorStreakSettings`.
+    pub fn read(py: Python<'_>, es: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let result_patterns: Vec<String> = get(es, "result_patterns")?;
+        let exec_patterns: Vec<String> = get(es, "exec_failure_patterns")?;
         let defaults: Vec<String> = py
             .import("otel_cycleguard.detect.settings")?
             .getattr("DEFAULT_EXEC_FAILURE_PATTERNS")?
@@ -259,6 +250,32 @@ impl ProfileSettings {
         for (k, v) in items(&es.getattr("non_failing_exit_codes")?)? {
             non_failing_exit_codes.insert(k.extract::<String>()?, v.extract::<Vec<i64>>()?);
         }
+        Ok(ErrorStreakSettings {
+            th: thresholds(es)?,
+            result_patterns: compile(py, &result_patterns, false)?,
+            non_failing_tools: lowered_set(py, get(es, "non_failing_tools")?)?,
+            max_scan_chars: get(es, "max_scan_chars")?,
+            exec_failure_patterns,
+            non_failing_exit_codes,
+            empty_result_lookups: get::<Vec<String>>(es, "empty_result_lookups")?
+                .into_iter()
+                .collect(),
+        })
+    }
+}
+
+impl ProfileSettings {
+    /// From a Python `ProfileSettings`.
+    pub fn read(py: Python<'_>, p: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let cs = p.getattr("category_streak")?;
+        let mut tool_overrides = HashMap::new();
+        for (k, v) in items(&cs.getattr("tool_overrides")?)? {
+            tool_overrides.insert(k.extract::<String>()?, thresholds(&v)?);
+        }
+        let tp = p.getattr("tool_pattern")?;
+        let tl = p.getattr("text_loop")?;
+        let sh = p.getattr("state_hash")?;
+        let es = p.getattr("error_streak")?;
         let bu = p.getattr("budget")?;
         let mut call_seconds = HashMap::new();
         for (k, v) in items(&bu.getattr("call_seconds")?)? {
@@ -298,17 +315,7 @@ impl ProfileSettings {
                 max_period: get(&tp, "max_period")?,
             },
             poll_no_progress: thresholds(&p.getattr("poll_no_progress")?)?,
-            error_streak: ErrorStreakSettings {
-                th: thresholds(&es)?,
-                result_patterns: compile(py, &result_patterns, false)?,
-                non_failing_tools: lowered_set(py, get(&es, "non_failing_tools")?)?,
-                max_scan_chars: get(&es, "max_scan_chars")?,
-                exec_failure_patterns,
-                non_failing_exit_codes,
-                empty_result_lookups: get::<Vec<String>>(&es, "empty_result_lookups")?
-                    .into_iter()
-                    .collect(),
-            },
+            error_streak: ErrorStreakSettings::read(py, &es)?,
             text_loop: TextLoopSettings {
                 th: thresholds(&tl)?,
                 similarity: get(&tl, "similarity")?,

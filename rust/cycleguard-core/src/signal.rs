@@ -132,6 +132,40 @@ impl Gate {
 mod tests {
     use super::*;
 
+    fn run(counts: &[i64], warn: i64, term: i64) -> Vec<Option<Level>> {
+        let mut g = Gate::default();
+        counts.iter().map(|&c| g.check(c, warn, term)).collect()
+    }
+
+    #[test]
+    fn fires_when_the_count_reaches_the_threshold_not_before() {
+        assert_eq!(run(&[1, 2, 3], 3, 5), vec![None, None, Some(Level::Warn)]);
+    }
+
+    #[test]
+    fn fires_once_per_crossing() {
+        use Level::*;
+        assert_eq!(
+            run(&[3, 4, 4, 5, 6, 7], 3, 5),
+            vec![Some(Warn), None, None, Some(Term), None, None]
+        );
+    }
+
+    #[test]
+    fn re_arms_only_after_the_count_falls_below_the_level() {
+        use Level::*;
+        assert_eq!(
+            run(&[3, 5, 4, 5, 2, 3], 3, 5),
+            vec![Some(Warn), Some(Term), None, Some(Term), None, Some(Warn)]
+        );
+    }
+
+    #[test]
+    fn emits_only_the_highest_level_when_both_are_crossed_at_once() {
+        assert_eq!(run(&[9, 4], 3, 5), vec![Some(Level::Term), None]);
+        assert_eq!(run(&[1, 2, 3], 2, 2), vec![None, Some(Level::Term), None]);
+    }
+
     #[test]
     fn fires_once_per_crossing_and_rearms_below() {
         let mut g = Gate::default();
