@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from hermes_reference import load_guardrail  # noqa: E402
+from hermes_reference import load_guardrail
 
 
 @pytest.fixture(scope="module")
