@@ -33,12 +33,24 @@ fn parts(t: &[u8]) {
     use _core::mask::*;
     let start = Instant::now();
     for _ in 0..2000 {
-        std::hint::black_box(replace_pass(t, may_lead_letter, letter_led, 0x80));
+        std::hint::black_box(replace_pass(
+            t,
+            may_lead_letter,
+            may_lead_letter_flags,
+            letter_led,
+            0x80,
+        ));
     }
     println!("letter pass {} ns", start.elapsed().as_nanos() / 2000);
     let start = Instant::now();
     for _ in 0..2000 {
-        std::hint::black_box(replace_pass(t, is_digit, digit_led, b'#'));
+        std::hint::black_box(replace_pass(
+            t,
+            is_digit,
+            _core::swar::digits,
+            digit_led,
+            b'#',
+        ));
     }
     println!("digit pass {} ns", start.elapsed().as_nanos() / 2000);
 }

@@ -400,8 +400,21 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
+    let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let flags = |x: u64| {
+        crate::swar::below(x, 0x20)
+            | crate::swar::equal(x, b'"' as u64)
+            | crate::swar::equal(x, b'\\' as u64)
+    };
     let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    loop {
+        // the next byte to escape, eight bytes at a time (text rarely has one)
+        let i = crate::swar::find(bytes, run, flags, needs);
+        out.extend_from_slice(&bytes[run..i]);
+        if i >= bytes.len() {
+            break;
+        }
+        let b = bytes[i];
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -410,10 +423,8 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             b'\n' => b"\\n",
             0x0c => b"\\f",
             b'\r' => b"\\r",
-            0..=0x1f => b"",
-            _ => continue,
+            _ => b"",
         };
-        out.extend_from_slice(&bytes[run..i]);
         if escape.is_empty() {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[(b >> 4) as usize]);
@@ -423,7 +434,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         }
         run = i + 1;
     }
-    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 

@@ -21,6 +21,7 @@ pub mod settings;
 pub mod shell;
 pub mod signal;
 pub mod state;
+pub mod swar;
 pub mod text;
 pub mod watch;
 

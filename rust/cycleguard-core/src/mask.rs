@@ -10,6 +10,8 @@
 //! `\x1c`-`\x1f`). Non-ASCII text keeps Python's regular expressions (their Unicode classes
 //! are the reference). Every access is bounds-checked through `at`, so no input can panic.
 
+use crate::swar;
+
 /// The byte at `i`, or 0 past the end (0 is in none of the classes below).
 #[inline(always)]
 fn at(t: &[u8], i: usize) -> u8 {
@@ -253,7 +255,13 @@ pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
     if !is_hex(b) || is_digit(b) {
         return None;
     }
-    uuid(t, i).or_else(|| if is_lhex(b) { hex_id(t, i) } else { None })
+    // (a UUID has its first dash 8 characters on: the cheap test first)
+    let uuid_here = if at(t, i + 8) == b'-' {
+        uuid(t, i)
+    } else {
+        None
+    };
+    uuid_here.or_else(|| if is_lhex(b) { hex_id(t, i) } else { None })
 }
 
 /// The digit-led alternatives at `i`, in the reference order.
@@ -269,34 +277,44 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| decimal(t, i))
 }
 
-/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds) replaced by
-/// `with`; `None` when nothing matched.
+/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds; `flags` is
+/// the same class eight bytes at a time, `crate::swar`) replaced by `with`; `None` when
+/// nothing matched.
 #[inline(always)]
 pub fn replace_pass(
     t: &[u8],
     start: impl Fn(u8) -> bool,
+    flags: impl Fn(u64) -> u64,
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
 ) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut done = 0;
     let mut i = 0;
-    while i < t.len() {
-        if start(t[i]) {
-            if let Some(end) = alternatives(t, i) {
-                let buf = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
-                buf.extend_from_slice(&t[done..i]);
-                buf.push(with);
-                done = end;
-                i = end;
-                continue;
-            }
+    loop {
+        i = swar::find(t, i, &flags, &start);
+        if i >= t.len() {
+            break;
+        }
+        if let Some(end) = alternatives(t, i) {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
+            buf.extend_from_slice(&t[done..i]);
+            buf.push(with);
+            done = end;
+            i = end;
+            continue;
         }
         i += 1;
     }
     let mut buf = out?;
     buf.extend_from_slice(&t[done..]);
     Some(buf)
+}
+
+/// [`may_lead_letter`] eight bytes at a time.
+#[inline(always)]
+pub fn may_lead_letter_flags(x: u64) -> u64 {
+    swar::hex_letters(x) | swar::p_either(x)
 }
 
 pub fn may_lead_letter(b: u8) -> bool {
@@ -313,18 +331,24 @@ pub fn may_lead_letter(b: u8) -> bool {
 /// and except an all-letter UUID (no digit: kept).
 /// `None` when nothing matched (the caller keeps the text it has).
 pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
-    if !t.iter().any(u8::is_ascii_digit) {
+    if swar::find(t, 0, swar::digits, is_digit) == t.len() {
         return None;
     }
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
     let first = if letter_candidate(t) {
-        replace_pass(t, may_lead_letter, letter_led, PLACEHOLDER)
+        replace_pass(
+            t,
+            may_lead_letter,
+            may_lead_letter_flags,
+            letter_led,
+            PLACEHOLDER,
+        )
     } else {
         None
     };
     let source = first.as_deref().unwrap_or(t);
-    let mut out = match replace_pass(source, is_digit, digit_led, b'#') {
+    let mut out = match replace_pass(source, is_digit, swar::digits, digit_led, b'#') {
         Some(out) => out,
         None => first?,
     };
@@ -338,21 +362,58 @@ pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Whether the letter-led pass can match: 7 hex characters in a row, or `pid` in any case.
+/// `pid` in any case at `i`.
+#[inline]
+fn pid_at(t: &[u8], i: usize) -> bool {
+    at(t, i + 1).eq_ignore_ascii_case(&b'i') && at(t, i + 2).eq_ignore_ascii_case(&b'd')
+}
+
+/// Whether the letter-led pass can match: 7 hex characters in a row, or `pid` in any case (a
+/// superset test: the pass finds nothing where it says no). Eight bytes at a time: the hex
+/// run carried from word to word, a run of 7 inside one word found by and-ing the flags with
+/// themselves shifted.
 fn letter_candidate(t: &[u8]) -> bool {
-    let mut hex = 0;
-    for (i, &b) in t.iter().enumerate() {
-        if is_hex(b) {
-            hex += 1;
-            if hex >= 7 {
+    const H: u64 = 0x8080_8080_8080_8080;
+    let mut run = 0usize; // hex bytes ending the previous word
+    let mut i = 0;
+    while i + 8 <= t.len() {
+        let x = swar::word(t, i);
+        let mut p = swar::p_either(x);
+        while p != 0 {
+            if pid_at(t, i + (p.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            p &= p - 1;
+        }
+        let f = swar::digits(x) | swar::hex_letters(x);
+        if f == H {
+            run += 8;
+            if run >= 7 {
                 return true;
             }
         } else {
-            hex = 0;
-            if (b == b'p' || b == b'P')
-                && at(t, i + 1).eq_ignore_ascii_case(&b'i')
-                && at(t, i + 2).eq_ignore_ascii_case(&b'd')
-            {
+            let lead = ((!f & H).trailing_zeros() / 8) as usize;
+            if run + lead >= 7 {
+                return true;
+            }
+            let inner = f & (f >> 8) & (f >> 16) & (f >> 24) & (f >> 32) & (f >> 40) & (f >> 48);
+            if inner != 0 {
+                return true;
+            }
+            run = ((!f & H).leading_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    for j in i..t.len() {
+        let b = t[j];
+        if is_hex(b) {
+            run += 1;
+            if run >= 7 {
+                return true;
+            }
+        } else {
+            run = 0;
+            if (b == b'p' || b == b'P') && pid_at(t, j) {
                 return true;
             }
         }
@@ -373,6 +434,56 @@ mod tests {
         match mask_ascii(s.as_bytes()) {
             Some(v) => String::from_utf8(v).unwrap(),
             None => s.to_string(),
+        }
+    }
+
+    /// The byte-at-a-time reading of the candidate test.
+    fn candidate_bytewise(t: &[u8]) -> bool {
+        let mut hex = 0;
+        for (i, &b) in t.iter().enumerate() {
+            if is_hex(b) {
+                hex += 1;
+                if hex >= 7 {
+                    return true;
+                }
+            } else {
+                hex = 0;
+                if (b == b'p' || b == b'P') && pid_at(t, i) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn the_word_at_a_time_candidate_test_is_the_bytewise_one() {
+        let mut x: u64 = 7;
+        let alphabet = b"0a9fFgpPiIdD x-";
+        for _ in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = (x >> 58) as usize;
+            let t: Vec<u8> = (0..n)
+                .map(|k| alphabet[((x >> (k % 50)) as usize + k * 7) % alphabet.len()])
+                .collect();
+            assert_eq!(
+                letter_candidate(&t),
+                candidate_bytewise(&t),
+                "{:?}",
+                String::from_utf8_lossy(&t)
+            );
+        }
+        for t in [
+            &b"xxxxxxxabcdef1xxxx"[..],
+            b"xxxxxxxxxxxxxxxxabcdef1",
+            b"1234567",
+            b"xxxxxxpid",
+            b"xpIdxxxxx",
+        ] {
+            assert_eq!(letter_candidate(t), candidate_bytewise(t));
+            assert!(letter_candidate(t));
         }
     }
 

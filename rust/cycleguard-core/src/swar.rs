@@ -1,0 +1,115 @@
+//! Byte classes eight at a time (SIMD within a register): the scans of masking and of the
+//! JSON writer skip the bytes that cannot start a match or need no escape a word at a time.
+//!
+//! Each function returns, for the eight bytes of `x` (little-endian: byte 0 is the first), the
+//! byte's high bit set exactly when the byte is in the class. The arithmetic is the
+//! "has between" bit trick: within each byte, `(127 + n) - (b & 127)` and `(b & 127) + (127 - m)`
+//! stay in 0..=254, so nothing carries or borrows into the next byte, and the high bit of the
+//! first says `b & 127 < n`, of the second `b & 127 > m`; `!x` keeps bytes below 128 only.
+
+const L: u64 = 0x0101_0101_0101_0101;
+const H: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = L * 127;
+
+/// Bytes `b` with `m < b < n` (and `b < 128`). `m` in 0..=127, `n` in 0..=128.
+#[inline(always)]
+pub const fn between(x: u64, m: u64, n: u64) -> u64 {
+    ((L * (127 + n)).wrapping_sub(x & LOW7)) & !x & ((x & LOW7) + L * (127 - m)) & H
+}
+
+/// Bytes `b < n` (and `b < 128`). `n` in 0..=128.
+#[inline(always)]
+pub const fn below(x: u64, n: u64) -> u64 {
+    ((L * (127 + n)).wrapping_sub(x & LOW7)) & !x & H
+}
+
+/// Bytes equal to `c` (`c < 128`).
+#[inline(always)]
+pub const fn equal(x: u64, c: u64) -> u64 {
+    // 0 <= c - 1 only for c >= 1; c = 0 is `below(x, 1)`
+    if c == 0 {
+        below(x, 1)
+    } else {
+        between(x, c - 1, c + 1)
+    }
+}
+
+/// ASCII digits.
+#[inline(always)]
+pub const fn digits(x: u64) -> u64 {
+    between(x, b'0' as u64 - 1, b'9' as u64 + 1)
+}
+
+/// Hex letters `a-f` and `A-F`.
+#[inline(always)]
+pub const fn hex_letters(x: u64) -> u64 {
+    between(x, b'a' as u64 - 1, b'f' as u64 + 1) | between(x, b'A' as u64 - 1, b'F' as u64 + 1)
+}
+
+/// `p` or `P`.
+#[inline(always)]
+pub const fn p_either(x: u64) -> u64 {
+    equal(x | (L * 0x20), b'p' as u64)
+}
+
+#[inline(always)]
+pub fn word(t: &[u8], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&t[i..i + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// The first index at or after `from` whose byte is in the class (`flags` on words, `test` on
+/// single bytes: the same class), or `t.len()`.
+#[inline(always)]
+pub fn find(t: &[u8], from: usize, flags: impl Fn(u64) -> u64, test: impl Fn(u8) -> bool) -> usize {
+    let mut i = from;
+    while i + 8 <= t.len() {
+        let f = flags(word(t, i));
+        if f != 0 {
+            return i + (f.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < t.len() {
+        if test(t[i]) {
+            return i;
+        }
+        i += 1;
+    }
+    t.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_exact_for_every_byte_in_every_position() {
+        for b in 0u8..=255 {
+            for pos in 0..8 {
+                let mut bytes = [b'x'; 8];
+                bytes[pos] = b;
+                let x = u64::from_le_bytes(bytes);
+                let at = |f: u64| f & (0x80u64 << (8 * pos)) != 0;
+                assert_eq!(at(digits(x)), b.is_ascii_digit(), "{b}");
+                assert_eq!(
+                    at(hex_letters(x)),
+                    b.is_ascii_hexdigit() && !b.is_ascii_digit(),
+                    "{b}"
+                );
+                assert_eq!(at(p_either(x)), b == b'p' || b == b'P', "{b}");
+                assert_eq!(at(below(x, 0x20)), b < 0x20, "{b}");
+                assert_eq!(at(equal(x, b'"' as u64)), b == b'"', "{b}");
+                assert_eq!(at(equal(x, 0)), b == 0, "{b}");
+            }
+        }
+    }
+
+    #[test]
+    fn find_skips_to_the_first_member() {
+        let t = b"abcdefghijklmnopq7rs";
+        assert_eq!(find(t, 0, digits, |b| b.is_ascii_digit()), 17);
+        assert_eq!(find(t, 18, digits, |b| b.is_ascii_digit()), t.len());
+    }
+}
