@@ -10,6 +10,7 @@ pub mod canon;
 pub mod categories;
 pub mod dims;
 pub mod failures;
+pub mod heap;
 pub mod json;
 pub mod mask;
 pub mod normalize;
@@ -123,6 +124,21 @@ fn text_digest_ascii<'py>(
         Some((exact, sketch)) => Ok(Some((exact, PyTuple::new(py, sketch)?))),
         None => Ok(None),
     }
+}
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
+
+/// Counting of the core's own heap on or off (see `heap`), for the memory benchmark.
+#[pyfunction]
+fn heap_counting(on: bool) {
+    heap::set_counting(on);
+}
+
+/// The net bytes the core allocated on its heap while counting was on.
+#[pyfunction]
+fn heap_bytes() -> isize {
+    heap::net_bytes()
 }
 
 /// `xxh3_64` of bytes (the same digest as Python's `xxhash.xxh3_64_intdigest`).
@@ -657,6 +673,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mask_ascii, m)?)?;
     m.add("text_hash_ascii", wrap_pyfunction!(text_hash_ascii_py, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3, m)?)?;
+    m.add_function(wrap_pyfunction!(heap_counting, m)?)?;
+    m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(text_digest_ascii, m)?)?;
     Ok(())
 }
