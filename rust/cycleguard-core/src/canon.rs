@@ -57,6 +57,30 @@ pub fn canonical_text(text: &str) -> Result<Cow<'_, [u8]>, Fallback> {
     Ok(Cow::Borrowed(text.as_bytes()))
 }
 
+/// `canonical_json(value)` appended to `out` (on [`Fallback`], `out` holds a partial
+/// write: the caller truncates it).
+pub fn canonical_into(value: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> Result<(), Fallback> {
+    if value.is_exact_instance_of::<PyString>() {
+        let text = exact_str(value)?;
+        if looks_like_json(text) {
+            if let Some(canonical) = json::canonical_text(text)? {
+                out.extend_from_slice(&canonical);
+                return Ok(());
+            }
+        }
+        out.extend_from_slice(text.as_bytes());
+        return Ok(());
+    }
+    if value.is_exact_instance_of::<PyDict>() {
+        return dump(value, out, 0);
+    }
+    match canonical(value)? {
+        Cow::Borrowed(raw) => out.extend_from_slice(raw),
+        Cow::Owned(raw) => out.extend_from_slice(&raw),
+    }
+    Ok(())
+}
+
 /// `canonical_json(value)` (see the module comment for what is [`Fallback`]).
 pub fn canonical<'a>(value: &'a Bound<'_, PyAny>) -> Result<Cow<'a, [u8]>, Fallback> {
     if value.is_exact_instance_of::<PyString>() {
@@ -83,6 +107,12 @@ pub fn canonical<'a>(value: &'a Bound<'_, PyAny>) -> Result<Cow<'a, [u8]>, Fallb
     Ok(Cow::Owned(out))
 }
 
+/// A dict key's UTF-8 bytes (checked an exact str beforehand).
+#[inline]
+fn key_bytes<'a>(k: &'a Bound<'_, PyAny>) -> &'a [u8] {
+    exact_str(k).unwrap_or_default().as_bytes()
+}
+
 /// Writes a JSON-like Python value as orjson does (keys sorted).
 pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result<(), Fallback> {
     if value.is_exact_instance_of::<PyString>() {
@@ -92,23 +122,29 @@ pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result
             return Err(Fallback);
         }
         let dict = value.downcast::<PyDict>().map_err(|_| Fallback)?;
-        let mut items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
-        for (k, v) in dict.iter() {
-            items.push((k, v));
-        }
-        let mut keyed: Vec<(&str, &Bound<'_, PyAny>)> = Vec::with_capacity(items.len());
-        for (k, v) in &items {
-            keyed.push((exact_str(k)?, v));
-        }
-        keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         out.push(b'{');
-        for (i, (k, v)) in keyed.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+        if dict.len() == 1 {
+            // (the common shape needs no sorting)
+            if let Some((k, v)) = dict.iter().next() {
+                json::write_str(out, exact_str(&k)?);
+                out.push(b':');
+                dump(&v, out, depth + 1)?;
             }
-            json::write_str(out, k);
-            out.push(b':');
-            dump(v, out, depth + 1)?;
+        } else {
+            let mut items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = dict.iter().collect();
+            for (k, _) in &items {
+                exact_str(k)?;
+            }
+            // keys checked above: exact strs holding UTF-8
+            items.sort_unstable_by(|a, b| key_bytes(&a.0).cmp(key_bytes(&b.0)));
+            for (i, (k, v)) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json::write_str(out, exact_str(k)?);
+                out.push(b':');
+                dump(v, out, depth + 1)?;
+            }
         }
         out.push(b'}');
     } else if value.is_exact_instance_of::<PyList>() {

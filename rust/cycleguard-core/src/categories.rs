@@ -5,7 +5,7 @@
 //! read as a shell's).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use crate::fasthash::{HashMap, HashSet};
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -189,17 +189,18 @@ impl Categorizer {
     pub fn classify_name<'s>(
         &'s self,
         py: Python<'_>,
-        tool: &str,
+        tool: &'s str,
         read_only: Option<bool>,
     ) -> PyResult<ToolKind<'s>> {
-        let name = lower(py, pystr::strip(tool))?.into_owned();
+        // (borrowed from the tool's text when it is lower case already)
+        let name: Cow<'s, str> = lower(py, pystr::strip(tool))?;
         let canonical: Cow<'s, str> = match alias(&name) {
             Some(c) => Cow::Borrowed(c),
-            None => Cow::Owned(name.clone()),
+            None => name.clone(),
         };
-        let is_poll = self.poll.contains(&name)
+        let is_poll = self.poll.contains(name.as_ref())
             || matches!(
-                name.as_str(),
+                name.as_ref(),
                 "get_result" | "wait" | "sleep" | "poll" | "check_status" | "get_status"
             )
             || name.ends_with("_status")
@@ -213,12 +214,12 @@ impl Categorizer {
                 known: true,
             });
         }
-        let category: Cow<'s, str> = if let Some(c) = self.extra.get(&name) {
+        let category: Cow<'s, str> = if let Some(c) = self.extra.get(name.as_ref()) {
             // the user's extra categories win over the built-in map for the same name
             Cow::Borrowed(c.as_str())
         } else if let Some(c) = builtin(&canonical) {
             Cow::Borrowed(c)
-        } else if read_only == Some(true) || self.read_only.contains(&name) {
+        } else if read_only == Some(true) || self.read_only.contains(name.as_ref()) {
             Cow::Borrowed(EXPLORATION)
         } else if name.starts_with("send_") {
             Cow::Borrowed(ACTION)
@@ -244,7 +245,7 @@ impl Categorizer {
     pub fn classify<'s, 'py>(
         &'s self,
         py: Python<'py>,
-        tool: &str,
+        tool: &'s str,
         args: &Args<'_, 'py>,
         read_only: Option<bool>,
     ) -> PyResult<ToolKind<'s>> {
@@ -382,9 +383,9 @@ mod tests {
     #[test]
     fn names_aliases_and_arguments() {
         let c = Categorizer::new(
-            HashMap::from([("click".to_owned(), EXPLORATION.to_owned())]),
-            HashSet::new(),
-            HashSet::from(["job".to_owned()]),
+            HashMap::from_iter([("click".to_owned(), EXPLORATION.to_owned())]),
+            HashSet::default(),
+            HashSet::from_iter(["job".to_owned()]),
         );
         let kind = |t: &str, a: &str| {
             let k = classify(&c, t, a);

@@ -7,7 +7,7 @@
 //! written out as the scans they amount to (the reasoning beside each); the user's patterns
 //! are searched by Python's `re`.
 
-use std::collections::HashSet;
+use crate::fasthash::HashSet;
 
 use pyo3::prelude::*;
 
@@ -78,10 +78,13 @@ fn failure_line(line: &str) -> bool {
 
 /// `DEFAULT_EXEC_FAILURE_PATTERNS` searched (multi-line) in `head`.
 pub fn default_failure(head: &str) -> bool {
-    if head.contains("syntax error near unexpected token")
-        || head.contains("syntax error at line")
-        || head.contains("syntax error: unexpected")
-    {
+    // "syntax error near unexpected token", "syntax error at line", "syntax error: unexpected"
+    if head.match_indices("syntax error").any(|(i, found)| {
+        let rest = &head[i + found.len()..];
+        rest.starts_with(" near unexpected token")
+            || rest.starts_with(" at line")
+            || rest.starts_with(": unexpected")
+    }) {
         return true;
     }
     head.split('\n').any(failure_line)
@@ -138,15 +141,23 @@ fn code_of(digits: &str) -> Code {
 /// leftmost; the three start with different characters, and each is deterministic (giving
 /// back a greedy part leaves a character the next part cannot take).
 pub fn exit_code(head: &str) -> Option<Code> {
-    let mut prev: Option<char> = None;
-    for (i, c) in head.char_indices() {
-        let found = match c {
-            '<' => match_ci(head, i, "<returncode>").and_then(|k| {
+    let bytes = head.as_bytes();
+    let mut i = 0;
+    // Only `<`, `"` and `e` or `E` start one of the three (no other character folds to `e`):
+    // the scan jumps from one of those bytes (ASCII, so character boundaries) to the next.
+    while let Some(off) = bytes[i..]
+        .iter()
+        .position(|b| matches!(b, b'<' | b'"' | b'e' | b'E'))
+    {
+        i += off;
+        let prev = head[..i].chars().next_back();
+        let found = match bytes[i] {
+            b'<' => match_ci(head, i, "<returncode>").and_then(|k| {
                 let (digits, k) = signed_digits(head, skip_spaces(head, k))?;
                 let k = skip_spaces(head, k);
                 match_ci(head, k, "</returncode>").map(|_| digits)
             }),
-            '"' => match_ci(head, i, "\"exit_code\"").and_then(|k| {
+            b'"' => match_ci(head, i, "\"exit_code\"").and_then(|k| {
                 let k = skip_spaces(head, k);
                 let k = if head[k..].starts_with(':') {
                     k + 1
@@ -176,7 +187,7 @@ pub fn exit_code(head: &str) -> Option<Code> {
         if let Some(digits) = found {
             return Some(code_of(digits));
         }
-        prev = Some(c);
+        i += 1;
     }
     None
 }

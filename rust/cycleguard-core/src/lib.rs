@@ -10,6 +10,7 @@ pub mod canon;
 pub mod categories;
 pub mod dims;
 pub mod failures;
+pub mod fasthash;
 pub mod heap;
 pub mod json;
 pub mod mask;
@@ -30,7 +31,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::collections::{HashMap, HashSet};
+use fasthash::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -57,10 +58,14 @@ const UNHASHABLE: &[u8] = b"<unhashable result>";
 pub fn text_hash_ascii(t: &[u8], limit: usize) -> u64 {
     let limit = limit.max(64);
     if t.len() <= limit {
-        return match mask::mask_ascii(t) {
-            Some(masked) => xxh3_64(&masked),
-            None => xxh3_64(t),
+        let mut masked = normalize::take_buffer();
+        let hash = if mask::mask_ascii_into(t, &mut masked) {
+            xxh3_64(&masked)
+        } else {
+            xxh3_64(t)
         };
+        normalize::give_buffer(masked);
+        return hash;
     }
     let half = limit / 2;
     let (head, tail) = (&t[..half], &t[t.len() - half..]);
@@ -175,7 +180,7 @@ impl PyNormalizer {
         max_mask_chars: usize,
         reference: Py<PyAny>,
     ) -> PyResult<Self> {
-        let mut fields = HashMap::new();
+        let mut fields = HashMap::default();
         for (k, v) in result_fields.iter() {
             fields.insert(k.extract::<String>()?, v.extract::<Vec<String>>()?);
         }
@@ -285,7 +290,7 @@ impl PyDetector {
         .unwrap_or_else(|_| Err(panicked()))?;
         Ok(PyDetector {
             shared: Arc::new(shared),
-            plans: Mutex::new(HashMap::new()),
+            plans: Mutex::new(HashMap::default()),
         })
     }
 

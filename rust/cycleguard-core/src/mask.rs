@@ -288,7 +288,23 @@ pub fn replace_pass(
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
 ) -> Option<Vec<u8>> {
-    let mut out: Option<Vec<u8>> = None;
+    let mut out = Vec::new();
+    replace_pass_into(t, start, flags, alternatives, with, &mut out).then_some(out)
+}
+
+/// [`replace_pass`] into `out` (cleared first): whether anything matched (`out` is the
+/// replaced text then, else empty).
+#[inline(always)]
+pub fn replace_pass_into(
+    t: &[u8],
+    start: impl Fn(u8) -> bool,
+    flags: impl Fn(u64) -> u64,
+    alternatives: impl Fn(&[u8], usize) -> Option<usize>,
+    with: u8,
+    out: &mut Vec<u8>,
+) -> bool {
+    out.clear();
+    let mut matched = false;
     let mut done = 0;
     let mut i = 0;
     loop {
@@ -297,18 +313,22 @@ pub fn replace_pass(
             break;
         }
         if let Some(end) = alternatives(t, i) {
-            let buf = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
-            buf.extend_from_slice(&t[done..i]);
-            buf.push(with);
+            if !matched {
+                matched = true;
+                out.reserve(t.len());
+            }
+            out.extend_from_slice(&t[done..i]);
+            out.push(with);
             done = end;
             i = end;
             continue;
         }
         i += 1;
     }
-    let mut buf = out?;
-    buf.extend_from_slice(&t[done..]);
-    Some(buf)
+    if matched {
+        out.extend_from_slice(&t[done..]);
+    }
+    matched
 }
 
 /// [`may_lead_letter`] eight bytes at a time.
@@ -331,8 +351,16 @@ pub fn may_lead_letter(b: u8) -> bool {
 /// and except an all-letter UUID (no digit: kept).
 /// `None` when nothing matched (the caller keeps the text it has).
 pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    mask_ascii_into(t, &mut out).then_some(out)
+}
+
+/// [`mask_ascii`] into `out` (cleared first): whether anything matched (`out` is the masked
+/// text then, else empty).
+pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
+    out.clear();
     if swar::find(t, 0, swar::digits, is_digit) == t.len() {
-        return None;
+        return false;
     }
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
@@ -348,18 +376,20 @@ pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
         None
     };
     let source = first.as_deref().unwrap_or(t);
-    let mut out = match replace_pass(source, is_digit, swar::digits, digit_led, b'#') {
-        Some(out) => out,
-        None => first?,
-    };
-    if first_had_placeholder(&out) {
+    if !replace_pass_into(source, is_digit, swar::digits, digit_led, b'#', out) {
+        match first {
+            Some(first) => *out = first,
+            None => return false,
+        }
+    }
+    if first_had_placeholder(out) {
         for b in out.iter_mut() {
             if *b == PLACEHOLDER {
                 *b = b'#';
             }
         }
     }
-    Some(out)
+    true
 }
 
 /// `pid` in any case at `i`.

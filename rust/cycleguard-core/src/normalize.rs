@@ -9,7 +9,7 @@
 //! that [`crate::canon`] leaves to Python.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use crate::fasthash::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -58,6 +58,33 @@ impl<'py> Text<'py> {
             Text::Py(t) | Text::Lossy(t, _) => t.clone(),
             Text::Owned(s) => PyString::new(py, s),
         }
+    }
+}
+
+thread_local! {
+    /// Buffers the calls on this thread reuse: a call takes one and gives it back when done
+    /// (a call that finds none left makes its own).
+    static SCRATCH: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// One of this thread's scratch buffers (empty), or a new one.
+pub fn take_buffer() -> Vec<u8> {
+    SCRATCH
+        .with(|c| c.try_borrow_mut().ok().and_then(|mut pool| pool.pop()))
+        .unwrap_or_default()
+}
+
+/// Gives a buffer back for the next call on this thread (a large one is dropped instead).
+pub fn give_buffer(mut buf: Vec<u8>) {
+    if buf.capacity() <= 1 << 16 {
+        buf.clear();
+        SCRATCH.with(|c| {
+            if let Ok(mut pool) = c.try_borrow_mut() {
+                if pool.len() < 4 {
+                    pool.push(buf);
+                }
+            }
+        });
     }
 }
 
@@ -113,6 +140,33 @@ impl Normalizer {
 
     pub fn reference<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
         self.reference.bind(py)
+    }
+
+    /// `args_hash` of a call; `buf` is left holding the tool name, a 0 byte and the canonical
+    /// arguments (their offset returned beside the hash): one buffer, hashed at once.
+    pub fn call_key_into(
+        &self,
+        py: Python<'_>,
+        tool: &Bound<'_, PyString>,
+        arguments: &Bound<'_, PyAny>,
+        buf: &mut Vec<u8>,
+    ) -> PyResult<(u64, usize)> {
+        buf.clear();
+        if let Ok(name) = tool.to_str() {
+            buf.extend_from_slice(name.as_bytes());
+            buf.push(0);
+            let start = buf.len();
+            if canon::canonical_into(arguments, buf).is_ok() {
+                return Ok((xxh3_64(buf), start));
+            }
+            buf.clear();
+        }
+        let answer = self
+            .reference(py)
+            .call_method1("call_key", (tool, arguments))?;
+        let (hash, raw): (u64, Vec<u8>) = answer.extract()?;
+        buf.extend_from_slice(&raw);
+        Ok((hash, 0))
     }
 
     /// (`args_hash`, the canonical arguments) of a call.

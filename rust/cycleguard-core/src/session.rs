@@ -330,7 +330,11 @@ impl Session {
         let kind: ToolKind<'_> = shared
             .categorizer
             .classify(py, &tool_text, &args, read_only)?;
-        let (key, canonical) = shared.normalizer.call_key(py, &tool, &arguments)?;
+        let mut key_buf = crate::normalize::take_buffer();
+        let (key, start) = shared
+            .normalizer
+            .call_key_into(py, &tool, &arguments, &mut key_buf)?;
+        let canonical = &key_buf[start..];
         let result_text = shared.normalizer.result_text(py, &tool, &result_obj)?;
         let result = shared.normalizer.text_hash(py, &result_text)?;
         let has_result = !result_obj.is_none();
@@ -382,7 +386,7 @@ impl Session {
             result,
             failed,
             args: &args,
-            canonical: &canonical,
+            canonical,
             progress_aware,
             state,
             start_s: None,
@@ -473,7 +477,9 @@ impl Session {
             let budget = self.budget.get_or_insert_with(Default::default);
             fire(&mut fired, budget.on_call(&mut cx)?);
         }
-        self.signals(py, fired, Some((&tool, &kind.category)), Some(step), None)
+        let signals = self.signals(py, fired, Some((&tool, &kind.category)), Some(step), None);
+        crate::normalize::give_buffer(key_buf);
+        signals
     }
 
     /// Feed one finished model turn (text loop, failed turns, state, token and turn budgets).

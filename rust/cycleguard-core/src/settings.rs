@@ -6,7 +6,7 @@
 //! are Python's: they are compiled by Python's `re` and searched through it; the built-in
 //! failure patterns are matched here (`failures.rs`).
 
-use std::collections::{HashMap, HashSet};
+use crate::fasthash::{HashMap, HashSet};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping, PyString};
@@ -246,7 +246,7 @@ impl ErrorStreakSettings {
                 None => FailurePatterns::None,
             }
         };
-        let mut non_failing_exit_codes = HashMap::new();
+        let mut non_failing_exit_codes = HashMap::default();
         for (k, v) in items(&es.getattr("non_failing_exit_codes")?)? {
             non_failing_exit_codes.insert(k.extract::<String>()?, v.extract::<Vec<i64>>()?);
         }
@@ -268,7 +268,7 @@ impl ProfileSettings {
     /// From a Python `ProfileSettings`.
     pub fn read(py: Python<'_>, p: &Bound<'_, PyAny>) -> PyResult<Self> {
         let cs = p.getattr("category_streak")?;
-        let mut tool_overrides = HashMap::new();
+        let mut tool_overrides = HashMap::default();
         for (k, v) in items(&cs.getattr("tool_overrides")?)? {
             tool_overrides.insert(k.extract::<String>()?, thresholds(&v)?);
         }
@@ -277,7 +277,7 @@ impl ProfileSettings {
         let sh = p.getattr("state_hash")?;
         let es = p.getattr("error_streak")?;
         let bu = p.getattr("budget")?;
-        let mut call_seconds = HashMap::new();
+        let mut call_seconds = HashMap::default();
         for (k, v) in items(&bu.getattr("call_seconds")?)? {
             if let Some(n) = Num::read(&v)? {
                 call_seconds.insert(k.extract::<String>()?, n);
@@ -389,12 +389,12 @@ impl DetectorSettings {
                 disabled[d as usize] = true;
             }
         }
-        let mut extra_categories = HashMap::new();
+        let mut extra_categories = HashMap::default();
         for (k, v) in items(&s.getattr("extra_categories")?)? {
             let k: String = k.extract()?;
             extra_categories.insert(lower(py, &k)?.into_owned(), v.extract::<String>()?);
         }
-        let mut result_fields = HashMap::new();
+        let mut result_fields = HashMap::default();
         for (k, v) in items(&s.getattr("result_fields")?)? {
             let k: String = k.extract()?;
             result_fields.insert(lower(py, &k)?.into_owned(), v.extract::<Vec<String>>()?);
