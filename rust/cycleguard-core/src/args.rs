@@ -111,6 +111,30 @@ pub enum Map<'a, 'py> {
     Py(Bound<'py, PyAny>),
 }
 
+/// The argument names the readings look up, as interned Python strings (made once; their
+/// hash is cached, so a dict look-up needs no new string).
+fn key_object<'py>(py: Python<'py>, key: &str) -> Option<&'py Bound<'py, PyString>> {
+    use pyo3::intern;
+    Some(match key {
+        "command" => intern!(py, "command"),
+        "cmd" => intern!(py, "cmd"),
+        "script" => intern!(py, "script"),
+        "code" => intern!(py, "code"),
+        "input" => intern!(py, "input"),
+        "commands" => intern!(py, "commands"),
+        "action" => intern!(py, "action"),
+        "operation" => intern!(py, "operation"),
+        "mode" => intern!(py, "mode"),
+        "path" => intern!(py, "path"),
+        "file" => intern!(py, "file"),
+        "file_path" => intern!(py, "file_path"),
+        "filename" => intern!(py, "filename"),
+        "file_name" => intern!(py, "file_name"),
+        "target_file" => intern!(py, "target_file"),
+        _ => return None,
+    })
+}
+
 impl<'a, 'py> Map<'a, 'py> {
     /// `mapping.get(key)`, read as [`Arg`].
     pub fn get(&self, key: &str) -> PyResult<Arg<'_, 'py>> {
@@ -128,7 +152,11 @@ impl<'a, 'py> Map<'a, 'py> {
             }),
             Map::Py(obj) => {
                 let value = if obj.is_exact_instance_of::<PyDict>() {
-                    obj.downcast::<PyDict>()?.get_item(key)?
+                    let dict = obj.downcast::<PyDict>()?;
+                    match key_object(obj.py(), key) {
+                        Some(k) => dict.get_item(k)?,
+                        None => dict.get_item(key)?,
+                    }
                 } else {
                     let v = obj.call_method1("get", (key,))?;
                     if v.is_none() {

@@ -107,10 +107,24 @@ pub fn canonical<'a>(value: &'a Bound<'_, PyAny>) -> Result<Cow<'a, [u8]>, Fallb
     Ok(Cow::Owned(out))
 }
 
-/// A dict key's UTF-8 bytes (checked an exact str beforehand).
-#[inline]
-fn key_bytes<'a>(k: &'a Bound<'_, PyAny>) -> &'a [u8] {
-    exact_str(k).unwrap_or_default().as_bytes()
+/// Dicts of at most this many keys are sorted without an allocation.
+const FEW: usize = 8;
+
+/// `"key":value` pairs, comma-separated, in the order given.
+fn write_entries<'a, 'py: 'a>(
+    out: &mut Vec<u8>,
+    entries: impl Iterator<Item = (&'a str, &'a Bound<'py, PyAny>)>,
+    depth: usize,
+) -> Result<(), Fallback> {
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_str(out, k);
+        out.push(b':');
+        dump(v, out, depth + 1)?;
+    }
+    Ok(())
 }
 
 /// Writes a JSON-like Python value as orjson does (keys sorted).
@@ -130,21 +144,35 @@ pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result
                 out.push(b':');
                 dump(&v, out, depth + 1)?;
             }
-        } else {
-            let mut items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = dict.iter().collect();
-            for (k, _) in &items {
-                exact_str(k)?;
+        } else if dict.len() <= FEW {
+            // a few keys, the usual case: sorted on the stack
+            let mut items: [Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>; FEW] =
+                [const { None }; FEW];
+            let mut n = 0;
+            for (slot, item) in items.iter_mut().zip(dict.iter()) {
+                *slot = Some(item);
+                n += 1;
             }
-            // keys checked above: exact strs holding UTF-8
-            items.sort_unstable_by(|a, b| key_bytes(&a.0).cmp(key_bytes(&b.0)));
-            for (i, (k, v)) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
+            let mut keyed: [(&str, usize); FEW] = [("", 0); FEW];
+            for (i, item) in items[..n].iter().enumerate() {
+                if let Some((k, _)) = item {
+                    keyed[i] = (exact_str(k)?, i);
                 }
-                json::write_str(out, exact_str(k)?);
-                out.push(b':');
-                dump(v, out, depth + 1)?;
             }
+            let keyed = &mut keyed[..n];
+            keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            let entries = keyed
+                .iter()
+                .filter_map(|&(k, i)| items[i].as_ref().map(|(_, v)| (k, v)));
+            write_entries(out, entries, depth)?;
+        } else {
+            let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = dict.iter().collect();
+            let mut keyed: Vec<(&str, &Bound<'_, PyAny>)> = Vec::with_capacity(items.len());
+            for (k, v) in &items {
+                keyed.push((exact_str(k)?, v));
+            }
+            keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            write_entries(out, keyed.into_iter(), depth)?;
         }
         out.push(b'}');
     } else if value.is_exact_instance_of::<PyList>() {

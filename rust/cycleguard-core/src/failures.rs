@@ -79,12 +79,18 @@ fn failure_line(line: &str) -> bool {
 /// `DEFAULT_EXEC_FAILURE_PATTERNS` searched (multi-line) in `head`.
 pub fn default_failure(head: &str) -> bool {
     // "syntax error near unexpected token", "syntax error at line", "syntax error: unexpected"
-    if head.match_indices("syntax error").any(|(i, found)| {
-        let rest = &head[i + found.len()..];
-        rest.starts_with(" near unexpected token")
-            || rest.starts_with(" at line")
-            || rest.starts_with(": unexpected")
-    }) {
+    // (found by its `x`, a rare byte, five bytes in)
+    const SYNTAX: &[u8] = b"syntax error";
+    let bytes = head.as_bytes();
+    let syntax_error = bytes.iter().enumerate().any(|(j, &b)| {
+        b == b'x'
+            && j >= 5
+            && bytes[j - 5..].starts_with(SYNTAX)
+            && (bytes[j - 5 + SYNTAX.len()..].starts_with(b" near unexpected token")
+                || bytes[j - 5 + SYNTAX.len()..].starts_with(b" at line")
+                || bytes[j - 5 + SYNTAX.len()..].starts_with(b": unexpected"))
+    });
+    if syntax_error {
         return true;
     }
     head.split('\n').any(failure_line)

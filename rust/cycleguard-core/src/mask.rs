@@ -193,6 +193,9 @@ fn duration(t: &[u8], i: usize) -> Option<usize> {
         k += 1;
     }
     let rest = t.get(k..)?;
+    if !matches!(rest.first(), Some(b'm' | b'u' | b'n' | b's')) {
+        return None; // (what every unit starts with)
+    }
     UNITS
         .iter()
         .find(|unit| rest.starts_with(unit) && word_end(t, k + unit.len()))
