@@ -166,12 +166,13 @@ impl Watch for CategoryStreak {
 
 /// Laps of the shortest repeating unit (period 2..max_period) at the tail of the calls: over
 /// (tool, arguments) first, then over tool names alone, where a lap whose arguments differ
-/// from the previous lap's halves the lap count instead of adding one. Indexed by period.
+/// from the previous lap's halves the lap count instead of adding one. Indexed by period - 2
+/// (periods 2..=8; 32 bits hold any run a session can make, and saturate beyond).
 pub struct ToolPattern {
     pub max_period: usize,
-    pub full_run: [u64; 9],
-    pub name_run: [u64; 9],
-    pub name_laps: [u64; 9],
+    pub full_run: [u32; PERIODS],
+    pub name_run: [u32; PERIODS],
+    pub name_laps: [u32; PERIODS],
     /// Bit p: a lap of period p changed its arguments.
     pub lap_changed: u64,
     /// Calls since the last reset.
@@ -180,13 +181,16 @@ pub struct ToolPattern {
     pub gate: Gate,
 }
 
+/// The periods 2..=8 a tool pattern can have.
+pub const PERIODS: usize = 7;
+
 impl ToolPattern {
     pub fn new(max_period: usize) -> Self {
         ToolPattern {
-            max_period: max_period.min(8),
-            full_run: [0; 9],
-            name_run: [0; 9],
-            name_laps: [1; 9],
+            max_period: max_period.min(PERIODS + 1),
+            full_run: [0; PERIODS],
+            name_run: [0; PERIODS],
+            name_laps: [1; PERIODS],
             lap_changed: 0,
             seen: 0,
             count: 0,
@@ -207,39 +211,44 @@ impl Watch for ToolPattern {
                 break;
             }
             let slot = ring.slot(step - p as i64);
+            let at = p - 2;
             let same_full = ring.keys[slot] == key;
-            let full = if same_full { self.full_run[p] + 1 } else { 0 };
-            self.full_run[p] = full;
+            let full = if same_full {
+                self.full_run[at].saturating_add(1)
+            } else {
+                0
+            };
+            self.full_run[at] = full;
             let bit = 1u64 << p;
             let run;
             if ring.same_tool(slot, tool) {
-                run = self.name_run[p] + 1;
-                self.name_run[p] = run;
+                run = self.name_run[at].saturating_add(1);
+                self.name_run[at] = run;
                 if !same_full {
                     changed |= bit;
                 }
-                if run % p as u64 == 0 {
+                if run % p as u32 == 0 {
                     if changed & bit != 0 {
-                        self.name_laps[p] = (self.name_laps[p].div_ceil(2)).max(1);
+                        self.name_laps[at] = (self.name_laps[at].div_ceil(2)).max(1);
                     } else {
-                        self.name_laps[p] += 1;
+                        self.name_laps[at] = self.name_laps[at].saturating_add(1);
                     }
                     changed &= !bit;
                 }
             } else {
                 run = 0;
-                self.name_run[p] = 0;
-                self.name_laps[p] = 1;
+                self.name_run[at] = 0;
+                self.name_laps[at] = 1;
                 changed &= !bit;
             }
             if best_full == 0
-                && full >= p as u64
+                && full >= p as u32
                 && !(1..p).all(|j| ring.keys[ring.slot(step - j as i64)] == key)
             {
                 best_full = p;
             }
             if best_name == 0
-                && run >= p as u64
+                && run >= p as u32
                 && !(1..p).all(|j| ring.same_tool(ring.slot(step - j as i64), tool))
             {
                 best_name = p;
@@ -249,11 +258,11 @@ impl Watch for ToolPattern {
         self.lap_changed = changed;
         let (laps, period) = if best_full != 0 {
             (
-                (self.full_run[best_full] as i64 + best_full as i64) / best_full as i64,
+                (self.full_run[best_full - 2] as i64 + best_full as i64) / best_full as i64,
                 best_full,
             )
         } else if best_name != 0 {
-            (self.name_laps[best_name] as i64, best_name)
+            (self.name_laps[best_name - 2] as i64, best_name)
         } else {
             (0, 0)
         };
@@ -272,9 +281,9 @@ impl Watch for ToolPattern {
     /// Forgets the history too: otherwise the last lap before the reset would count as the
     /// first after it.
     fn reset(&mut self) {
-        self.full_run = [0; 9];
-        self.name_run = [0; 9];
-        self.name_laps = [1; 9];
+        self.full_run = [0; PERIODS];
+        self.name_run = [0; PERIODS];
+        self.name_laps = [1; PERIODS];
         self.lap_changed = 0;
         self.seen = 0;
         self.count = 0;

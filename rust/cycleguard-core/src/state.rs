@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::dims::{Budget, PollEntry, StateRevisit, TextLoop};
+use crate::dims::{Budget, PollEntry, StateRevisit, TextLoop, PERIODS};
 use crate::session::Session;
 use crate::settings::Num;
 use crate::signal::Gate;
@@ -144,8 +144,9 @@ fn one(v: i64) -> Vec<u64> {
 impl Session {
     /// The groups of the former state array, in the order its layout made them.
     fn groups(&self) -> Vec<Group> {
-        let periods = 2..=self.pattern.max_period;
-        let per = |a: &[u64; 9]| a[periods.clone()].to_vec();
+        // (periods 2..=max_period, stored from index 0)
+        let periods = ..self.pattern.max_period.saturating_sub(1);
+        let per = |a: &[u32; PERIODS]| a[periods].iter().map(|&v| v as u64).collect();
         let args: Vec<u64> = self
             .category
             .tracked
@@ -253,10 +254,15 @@ impl Session {
             }
             "tool_pattern" => {
                 let p = &mut self.pattern;
-                for (i, period) in (2..=p.max_period).enumerate() {
-                    p.full_run[period] = v[0][i];
-                    p.name_run[period] = v[1][i];
-                    p.name_laps[period] = v[2][i];
+                let word = |v: u64| v.min(u32::MAX as u64) as u32;
+                let used = p.max_period.saturating_sub(1);
+                for (run, saved) in [&mut p.full_run, &mut p.name_run, &mut p.name_laps]
+                    .into_iter()
+                    .zip(&v[..3])
+                {
+                    for (r, &w) in run[..used].iter_mut().zip(&saved[..used]) {
+                        *r = word(w);
+                    }
                 }
                 p.lap_changed = v[3][0];
                 p.seen = v[4][0];
