@@ -331,6 +331,7 @@ impl Watch for PollNoProgress {
                 if table.len() >= 16 {
                     table.remove(0);
                 }
+                table.reserve_exact(1); // (tables stay small: no slack)
                 table.push(PollEntry {
                     tool: c.tool.clone().unbind(),
                     result: c.result,
@@ -442,6 +443,7 @@ impl Watch for ErrorStreak {
                     if table.len() >= 64 {
                         table.remove(0);
                     }
+                    table.reserve_exact(1); // (tables stay small: no slack)
                     table.push((c.tool.clone().unbind(), 1));
                 }
             }

@@ -380,6 +380,7 @@ pub fn recurrences(
         return 0;
     }
     let t = table.get_or_insert_with(Vec::new);
+    t.reserve_exact(1); // (windows hold a few entries: no slack)
     t.push((step, value));
     let mut best = 0;
     for (i, e) in t.iter().enumerate() {
