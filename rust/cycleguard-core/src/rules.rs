@@ -251,10 +251,19 @@ impl Watch for NearDuplicateEdit {
             (0, 1)
         } else {
             let long = c.canonical.len() >= cfg.min_chars;
-            let mut buf: Vec<u8> = encode_replace(c.tool_text).into_owned();
+            let mut buf = crate::normalize::take_buffer();
+            buf.extend_from_slice(&encode_replace(c.tool_text));
             buf.push(0);
-            buf.extend(c.canonical.iter().copied().filter(|b| !b.is_ascii_digit()));
+            // the canonical arguments without their digits: the runs between digits copied
+            let t = c.canonical;
+            let mut from = 0;
+            while from < t.len() {
+                let digit = crate::swar::find(t, from, crate::swar::digits, |b| b.is_ascii_digit());
+                buf.extend_from_slice(&t[from..digit]);
+                from = digit + 1;
+            }
             let folded = xxh3_64(&buf);
+            crate::normalize::give_buffer(buf);
             let (previous, before) = (self.key, self.key2);
             let count = if long {
                 if self.count != 0 && folded == previous {
