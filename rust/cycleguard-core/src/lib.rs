@@ -248,6 +248,11 @@ fn panicked() -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err("internal error in the detection core")
 }
 
+/// `f()`, a panic in it turned into that error (an entry point that has no Python fallback).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panicked()))
+}
+
 /// The compiled detector of one configuration: what its sessions share, and per profile the
 /// settings they read (built once per profile).
 #[pyclass(module = "otel_cycleguard._core", name = "Detector", frozen)]
@@ -262,10 +267,7 @@ impl PyDetector {
     /// configuration (it masks what the core leaves to Python's regular expressions).
     #[new]
     fn new(py: Python<'_>, settings: &Bound<'_, PyAny>, normalizer: Py<PyAny>) -> PyResult<Self> {
-        let shared = catch_unwind(AssertUnwindSafe(|| {
-            session::Shared::new(py, settings, normalizer)
-        }))
-        .unwrap_or_else(|_| Err(panicked()))?;
+        let shared = guarded(|| session::Shared::new(py, settings, normalizer))?;
         Ok(PyDetector {
             shared: Arc::new(shared),
             plans: Mutex::new(HashMap::new()),
@@ -328,10 +330,7 @@ impl PySession {
         key: Bound<'_, PyString>,
         agent: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let plan = catch_unwind(AssertUnwindSafe(|| {
-            core.get().plan(py, name, profile, detector)
-        }))
-        .unwrap_or_else(|_| Err(panicked()))?;
+        let plan = guarded(|| core.get().plan(py, name, profile, detector))?;
         Ok(PySession {
             inner: session::Session::new(plan, key.unbind(), agent),
         })
@@ -343,8 +342,7 @@ impl PySession {
         py: Python<'py>,
         call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.observe_tool_call(py, call)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.observe_tool_call(py, call))
     }
 
     /// Feed one finished model turn.
@@ -353,8 +351,7 @@ impl PySession {
         py: Python<'py>,
         turn: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.observe_model_turn(py, turn)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.observe_model_turn(py, turn))
     }
 
     /// Self-heal: the dimension counts from zero again.
@@ -365,26 +362,26 @@ impl PySession {
         };
         let d = signal::Dimension::from_name(&name)
             .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a dimension")))?;
-        catch_unwind(AssertUnwindSafe(|| self.inner.reset(d))).map_err(|_| panicked())
+        guarded(|| {
+            self.inner.reset(d);
+            Ok(())
+        })
     }
 
     /// This session's counters and hashes as plain JSON-compatible data (the service's
     /// restart state; the format the Python detector wrote).
     fn to_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.to_state(py)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.to_state(py))
     }
 
     /// Loads what `to_state` saved (or the Python detector did) into this fresh session.
     fn restore_state(&mut self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.restore_state(py, state)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.restore_state(py, state))
     }
 
     /// The current count of every dimension.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.counters(py)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.counters(py))
     }
 
     /// The bytes the session holds (its state and tables; the Python object's header added by
