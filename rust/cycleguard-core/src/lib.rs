@@ -26,6 +26,7 @@ pub mod watch;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use pyo3::call::PyCallArgs;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -174,18 +175,12 @@ impl PyNormalizer {
         tool: &Bound<'py, PyString>,
         arguments: &Bound<'py, PyAny>,
     ) -> PyResult<(u64, Bound<'py, PyBytes>)> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "call_key", (tool, arguments), || {
             self.inner
                 .call_key(py, tool, arguments)
                 .map(|(h, raw)| (h, PyBytes::new(py, &raw)))
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("call_key", (tool, arguments))?
-                .extract(),
-        }
+        })
     }
 
     fn result_text<'py>(
@@ -194,32 +189,20 @@ impl PyNormalizer {
         tool: &Bound<'py, PyString>,
         result: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "result_text", (tool, result), || {
             self.inner
                 .result_text(py, tool, result)
                 .map(|t| t.to_py(py))
-        })) {
-            Ok(answer) => answer,
-            Err(_) => Ok(self
-                .inner
-                .reference(py)
-                .call_method1("result_text", (tool, result))?
-                .downcast_into::<PyString>()?),
-        }
+        })
     }
 
-    fn text_hash(&self, py: Python<'_>, text: Bound<'_, PyString>) -> PyResult<u64> {
-        match catch_unwind(AssertUnwindSafe(|| {
+    fn text_hash(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u64> {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "text_hash", (text,), || {
             let text = normalize::Text::from_py(text.clone())?;
             self.inner.text_hash(py, &text)
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("text_hash", (text,))?
-                .extract(),
-        }
+        })
     }
 
     /// `result_hash(tool, result)`: the text hash of the result's text.
@@ -229,23 +212,31 @@ impl PyNormalizer {
         tool: &Bound<'_, PyString>,
         result: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "result_hash", (tool, result), || {
             let text = self.inner.result_text(py, tool, result)?;
             self.inner.text_hash(py, &text)
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("result_hash", (tool, result))?
-                .extract(),
-        }
+        })
     }
 }
 
 /// An internal error of the core where Python expects an exception (a panic caught).
 fn panicked() -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err("internal error in the detection core")
+}
+
+/// `core()`; where it panicked, the answer of the Python reference's `method(*args)` (the
+/// normalizer's entry points fall back to it rather than raise).
+fn or_reference<'py, T: FromPyObject<'py>>(
+    reference: &Bound<'py, PyAny>,
+    method: &str,
+    args: impl PyCallArgs<'py>,
+    core: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(core)) {
+        Ok(answer) => answer,
+        Err(_) => reference.call_method1(method, args)?.extract(),
+    }
 }
 
 /// `f()`, a panic in it turned into that error (an entry point that has no Python fallback).
