@@ -48,7 +48,8 @@ CATEGORIES = (
 )
 ANALYZE = "Let's analyze collected context first"
 NOT_VALID = (
-    "The search API calls seem not valid. Please check the arguments you give carefully and try again."
+    "The search API calls seem not valid. "
+    "Please check the arguments you give carefully and try again."
 )
 NOT_PRECISE = (
     "The buggy locations is not precise. You may need to check whether the arguments are "
@@ -166,7 +167,9 @@ def convert_task(raw: Raw, cat: str, folder: str, resolved: set[str], applied: s
     assert rnd == len(layers) - 1 and k == len(flat) - 1, f"{run_id}: rounds do not match"
 
     # write_patch: the harness's last call, expanded into its attempts (a reply + an apply each)
-    p = [j for j, m in enumerate(wp) if m["role"] == "user" and m["content"].startswith(PATCH_PROMPT)]
+    p = [
+        j for j, m in enumerate(wp) if m["role"] == "user" and m["content"].startswith(PATCH_PROMPT)
+    ]
     assert len(p) == 1, run_id
     tail = wp[p[0] + 1 :]
     assert [m["role"] for m in tail] == ["assistant", "user"] * len(statuses), run_id
