@@ -15,10 +15,12 @@ and leaves the column out.
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = ["HERMES_VERSION", "load_guardrail"]
@@ -63,14 +65,34 @@ def load_guardrail() -> tuple[Any, Any] | str:
             detail = detail.decode("utf-8", "replace")
         lines = detail.strip().splitlines() or [type(exc).__name__]
         return f"hermes-agent {HERMES_VERSION} not fetched: {lines[-1]}"
-    # Appended, not prepended: its top-level ``utils`` and ``agent`` must shadow nothing.
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
     try:
-        from agent.tool_guardrails import (  # type: ignore[import-not-found]
-            ToolCallGuardrailConfig,
-            ToolCallGuardrailController,
-        )
+        module = _import_isolated(folder, "agent.tool_guardrails")
     except Exception as exc:
         return f"hermes-agent {HERMES_VERSION} guardrail not importable: {exc}"
-    return ToolCallGuardrailController, ToolCallGuardrailConfig
+    return module.ToolCallGuardrailController, module.ToolCallGuardrailConfig
+
+
+def _import_isolated(folder: Path, name: str) -> ModuleType:
+    """Import ``name`` from ``folder`` without touching anything already imported.
+
+    Hermes's modules are top-level ``agent`` and ``utils``, names another program (or another
+    test) may already have taken. For the import, whatever holds those names in
+    ``sys.modules`` steps aside and ``folder`` goes first on ``sys.path``; afterwards Hermes's
+    modules leave ``sys.modules`` (kept alive under private names) and the previous owners
+    come back, so neither side ever sees the other's ``agent``.
+    """
+    roots = {Path(entry).parts[0].removesuffix(".py") for entry in _MODULES}
+
+    def owned(key: str) -> bool:
+        return key.split(".", 1)[0] in roots
+
+    stashed = {key: sys.modules.pop(key) for key in list(sys.modules) if owned(key)}
+    sys.path.insert(0, str(folder))
+    try:
+        module = importlib.import_module(name)
+    finally:
+        sys.path.remove(str(folder))
+        for key in [key for key in sys.modules if owned(key)]:
+            sys.modules[f"_hermes_reference.{key}"] = sys.modules.pop(key)
+        sys.modules.update(stashed)
+    return module

@@ -16,7 +16,8 @@ Run: ``python benchmarks/service.py [--clients 4] [--seconds 8]`` (about 30 s).
 * Reference: ``CycleGuardSpanProcessor.on_end`` (guard + metrics + escalation, as
   ``install()`` wires it) over the same kind of SDK spans in this process.
 
-Target: >= 20,000 spans/s on this machine. Prints PASS or MISS.
+Targets: >= 50,000 spans/s on tool-call spans only (issue 18), >= 20,000 spans/s on agent
+traces (the earlier target). Prints PASS or MISS.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import tempfile
 import time
 import urllib.request
 
-TARGET = 20_000
 BATCH = 512
 
 
@@ -188,9 +188,10 @@ def in_process_rate(progress_dir: str, noise: int) -> float:
     return best
 
 
+#: name: (plain spans per tool call, target spans/s)
 MIXES = {
-    "tool-only": 0,  # worst case: every span is a tool call or a model turn
-    "agent-trace": 3,  # three other spans (HTTP/DB) per tool call, as instrumented agents emit
+    "tool-only": (0, 50_000),  # worst case: every span is a tool call or a model turn
+    "agent-trace": (3, 20_000),  # three other spans (HTTP/DB) per tool call, as agents emit
 }
 
 
@@ -253,14 +254,14 @@ def main() -> int:
         f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; "
         f"{args.clients} client processes, OTLP/HTTP protobuf, {BATCH} spans/request"
     )
-    for name, noise in MIXES.items():
+    for name, (noise, target) in MIXES.items():
         rate, sent, throttled = run_service(args.clients, args.seconds, noise, env)
         inproc = in_process_rate(os.path.join(tmp, f"inproc-{name}"), noise)
-        verdict = "PASS" if rate >= TARGET else "MISS"
+        verdict = "PASS" if rate >= target else "MISS"
         print(
             f"[{name}] service sustained {rate:,.0f} spans/s | in-process on_end "
             f"{inproc:,.0f} spans/s | ratio {rate / inproc:.2f} | accepted {sent:,}, "
-            f"throttled requests {throttled} | target >= {TARGET:,}: {verdict}"
+            f"throttled requests {throttled} | target >= {target:,}: {verdict}"
         )
     return 0
 

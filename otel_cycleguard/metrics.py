@@ -77,6 +77,7 @@ PROCESSOR_SECONDS_BUCKETS: tuple[float, ...] = (
 
 _MAX_LABEL_LENGTH = 128
 
+
 def _observation(value: object) -> float | None:
     """A non-negative number (not NaN) from ``value``; None for anything else (bools too)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -129,6 +130,37 @@ class _CappedLabel:
             return text, True
 
 
+class _SeriesCache:
+    """The labelled series of one hot counter by the raw names its caller passes.
+
+    ``Counter.labels()`` validates, joins and locks on every call, which made counting a tool
+    call cost more than detecting a loop in it. The first call with given names takes that
+    path (capping, enumerating); later ones find the series here. Only plain ``str`` / None
+    names are kept (hashable, and what the guard passes), and at most ``limit`` of them: raw
+    names are not capped (past the label cap they all map to ``other``), so past the limit
+    calls simply take the slow path again and nothing grows.
+    """
+
+    __slots__ = ("_limit", "_series")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._series: dict[tuple[str | None, ...], Any] = {}
+
+    def get(self, key: tuple[object, ...]) -> Any:
+        for name in key:
+            if name is not None and name.__class__ is not str:
+                return None
+        return self._series.get(key)  # type: ignore[arg-type]
+
+    def put(self, key: tuple[object, ...], series: Any) -> Any:
+        if len(self._series) < self._limit and all(
+            name is None or name.__class__ is str for name in key
+        ):
+            self._series[key] = series  # type: ignore[index]
+        return series
+
+
 class CycleGuardMetrics:
     """The loop-protection counters, gauges and histograms, on one injectable registry.
 
@@ -148,6 +180,9 @@ class CycleGuardMetrics:
         self.registry = registry
         self._agents = _CappedLabel(max_agents)
         self._tools = _CappedLabel(max_tools)
+        # Raw (agent, tool) pairs seen: a few per label value, bounded all the same.
+        self._tool_call_series = _SeriesCache(4 * max_agents * max_tools)
+        self._model_turn_series = _SeriesCache(4 * max_agents)
 
         def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
             return Counter(name, doc, labels, registry=registry)
@@ -282,12 +317,24 @@ class CycleGuardMetrics:
     @guarded()
     def tool_call(self, agent: str | None, tool: str | None) -> None:
         """A tool-call span was observed."""
-        self._tool_calls.labels(agent=self._agent(agent), tool=self._tool(tool)).inc()
+        key = (agent, tool)
+        series = self._tool_call_series.get(key)
+        if series is None:
+            series = self._tool_call_series.put(
+                key, self._tool_calls.labels(agent=self._agent(agent), tool=self._tool(tool))
+            )
+        series.inc()
 
     @guarded()
     def model_turn(self, agent: str | None) -> None:
         """A model-turn span was observed."""
-        self._model_turns.labels(agent=self._agent(agent)).inc()
+        key = (agent,)
+        series = self._model_turn_series.get(key)
+        if series is None:
+            series = self._model_turn_series.put(
+                key, self._model_turns.labels(agent=self._agent(agent))
+            )
+        series.inc()
 
     @guarded()
     def signal(

@@ -186,6 +186,22 @@ class TestBoundedLabels:
         assert value(registry, "cycleguard_tool_calls_total", agent="coder", tool="exec") is None
         assert value(registry, "cycleguard_tool_calls_total", agent="coder", tool="other") == 2.0
 
+    def test_counting_stays_exact_and_bounded_past_many_raw_names(
+        self, metrics: CycleGuardMetrics, registry: CollectorRegistry
+    ) -> None:
+        """Hot counters remember the series of the raw names they saw, but only a bounded
+        number of them: 5,000 distinct tool names leave that memory small and every call
+        counted under the capped label."""
+        for index in range(5_000):
+            metrics.tool_call("coder", f"tool_{index}")
+        metrics.tool_call("coder", "tool_0")
+
+        name = "cycleguard_tool_calls_total"
+        assert value(registry, name, agent="coder", tool="tool_0") == 2.0
+        assert value(registry, name, agent="coder", tool="tool_1") == 1.0
+        assert value(registry, name, agent="coder", tool="other") == 4_998.0
+        assert len(metrics._tool_call_series._series) <= 4 * 3 * 2
+
     def test_missing_agent_is_unknown(
         self, metrics: CycleGuardMetrics, registry: CollectorRegistry
     ) -> None:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from react_webshop import Trace, attr, request  # shared OTLP shape
+from react_webshop import Trace, agent_root_attrs, attr, request  # shared OTLP shape
 
 SOURCE = "intercode_ctf"
 REPO = "princeton-nlp/intercode"
@@ -111,24 +111,17 @@ def convert_run(key: str, rec: dict, task: dict) -> tuple[dict, dict]:
     else:
         assert n == MAX_TURNS, f"{run_id}: ended early without a flag or a skip"
         exit_status = "turn_limit"
-    root_attrs = [
-        attr("gen_ai.operation.name", "invoke_agent"),
-        attr("gen_ai.agent.name", AGENT),
-        attr("gen_ai.conversation.id", run_id),
-        attr("gen_ai.request.model", MODEL),
-        attr(
-            "gen_ai.input.messages",
-            json.dumps(
-                [{"role": "user", "parts": [{"type": "text", "content": f"Task: {rec['query']}"}]}]
-            ),
-        ),
-        attr("loop_eval.source", SOURCE),
-        attr("loop_eval.exit_status", exit_status),
-        attr("loop_eval.raw_repo", REPO),
-        attr("loop_eval.raw_commit", COMMIT),
-        attr("loop_eval.raw_path", PATH),
-        attr("loop_eval.synthetic_timestamps", True),
-    ]
+    root_attrs = agent_root_attrs(
+        agent=AGENT,
+        run_id=run_id,
+        model=MODEL,
+        task=f"Task: {rec['query']}",
+        source=SOURCE,
+        exit_status=exit_status,
+        repo=REPO,
+        commit=COMMIT,
+        path=PATH,
+    )
     req = request(
         [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(n, root_attrs)
     )

@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from react_webshop import Trace, attr, request  # shared OTLP shape
+from react_webshop import Trace, agent_root_attrs, attr, request  # shared OTLP shape
 
 SOURCE = "medagentbench"
 REPO = "THUDM/AgentBench"
@@ -126,22 +126,17 @@ def convert_run(model_key: str, run: dict, graded: str | None, task_id: str) -> 
         success = False if out["status"] == "agent invalid action" else None
     else:
         success = graded == "completedCorrect"
-    root_attrs = [
-        attr("gen_ai.operation.name", "invoke_agent"),
-        attr("gen_ai.agent.name", AGENT),
-        attr("gen_ai.conversation.id", run_id),
-        attr("gen_ai.request.model", model),
-        attr(
-            "gen_ai.input.messages",
-            json.dumps([{"role": "user", "parts": [{"type": "text", "content": task_text}]}]),
-        ),
-        attr("loop_eval.source", SOURCE),
-        attr("loop_eval.exit_status", out["status"]),
-        attr("loop_eval.raw_repo", REPO),
-        attr("loop_eval.raw_commit", COMMIT),
-        attr("loop_eval.raw_path", f"{BASE}/{model_key}/medagentbench-std/runs.jsonl"),
-        attr("loop_eval.synthetic_timestamps", True),
-    ]
+    root_attrs = agent_root_attrs(
+        agent=AGENT,
+        run_id=run_id,
+        model=model,
+        task=task_text,
+        source=SOURCE,
+        exit_status=out["status"],
+        repo=REPO,
+        commit=COMMIT,
+        path=f"{BASE}/{model_key}/medagentbench-std/runs.jsonl",
+    )
     req = request(
         [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(step, root_attrs)
     )

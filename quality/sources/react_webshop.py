@@ -42,7 +42,7 @@ ACTION = re.compile(r"^([A-Za-z_ ]+)\[(.*?)\]?$", re.S)
 SCORE = re.compile(r"Your score \(min 0\.0, max 1\.0\): ([0-9.]+)")
 
 
-# ------------------------------------------- OTLP helpers (shared shape; medagentbench.py imports them)
+# ------------------------------------------- OTLP helpers (shared shape; medagentbench.py and intercode_ctf.py import them)
 def hex_id(run_id: str, salt: str, n: int) -> str:
     """Deterministic lowercase hex id, so re-conversion gives byte-identical traces."""
     return hashlib.sha256(f"{run_id}\x00{salt}".encode()).hexdigest()[: 2 * n]
@@ -63,6 +63,38 @@ def cap(text: str) -> tuple[str, bool]:
     if len(b) <= CAP:
         return text, False
     return b[:CAP].decode("utf-8", "ignore"), True
+
+
+def agent_root_attrs(
+    *,
+    agent: str,
+    run_id: str,
+    model: str,
+    task: str,
+    source: str,
+    exit_status: str,
+    repo: str,
+    commit: str,
+    path: str,
+) -> list[dict]:
+    """The root (invoke_agent) span's attributes: who ran, on what task, how it ended, and
+    where in which public repository the raw run lives."""
+    return [
+        attr("gen_ai.operation.name", "invoke_agent"),
+        attr("gen_ai.agent.name", agent),
+        attr("gen_ai.conversation.id", run_id),
+        attr("gen_ai.request.model", model),
+        attr(
+            "gen_ai.input.messages",
+            json.dumps([{"role": "user", "parts": [{"type": "text", "content": task}]}]),
+        ),
+        attr("loop_eval.source", source),
+        attr("loop_eval.exit_status", exit_status),
+        attr("loop_eval.raw_repo", repo),
+        attr("loop_eval.raw_commit", commit),
+        attr("loop_eval.raw_path", path),
+        attr("loop_eval.synthetic_timestamps", True),
+    ]
 
 
 def request(resource_attrs: list[dict], spans: list[dict]) -> dict:
@@ -243,22 +275,17 @@ def convert_episode(ep: dict) -> tuple[dict, dict]:
     if score:
         assert abs(float(score.group(1)) - ep["reward"]) < 1e-3, run_id
     exit_status = f"reward={ep['reward']:g}" + ("" if bought else " (step limit)")
-    root_attrs = [
-        attr("gen_ai.operation.name", "invoke_agent"),
-        attr("gen_ai.agent.name", AGENT),
-        attr("gen_ai.conversation.id", run_id),
-        attr("gen_ai.request.model", MODEL),
-        attr(
-            "gen_ai.input.messages",
-            json.dumps([{"role": "user", "parts": [{"type": "text", "content": instruction}]}]),
-        ),
-        attr("loop_eval.source", SOURCE),
-        attr("loop_eval.exit_status", exit_status),
-        attr("loop_eval.raw_repo", REPO),
-        attr("loop_eval.raw_commit", COMMIT),
-        attr("loop_eval.raw_path", PATH),
-        attr("loop_eval.synthetic_timestamps", True),
-    ]
+    root_attrs = agent_root_attrs(
+        agent=AGENT,
+        run_id=run_id,
+        model=MODEL,
+        task=instruction,
+        source=SOURCE,
+        exit_status=exit_status,
+        repo=REPO,
+        commit=COMMIT,
+        path=PATH,
+    )
     req = request(
         [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(step, root_attrs)
     )

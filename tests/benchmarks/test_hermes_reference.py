@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -39,3 +40,12 @@ def test_the_reference_lets_a_varied_healthy_run_through(guardrail):
     for i in range(20):
         assert guard.before_call("read_file", {"path": f"src/m{i}.py"}).action == "allow"
         guard.after_call("read_file", {"path": f"src/m{i}.py"}, f"content {i}", failed=False)
+
+
+def test_the_reference_shadows_no_module_already_imported(guardrail, monkeypatch):
+    taken = ModuleType("agent")
+    monkeypatch.setitem(sys.modules, "agent", taken)
+    monkeypatch.delitem(sys.modules, "utils", raising=False)
+    assert not isinstance(load_guardrail(), str)
+    assert sys.modules["agent"] is taken
+    assert "utils" not in sys.modules

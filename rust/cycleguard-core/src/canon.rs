@@ -127,6 +127,26 @@ fn write_entries<'a, 'py: 'a>(
     Ok(())
 }
 
+/// A list's or a tuple's items as one JSON array (both are arrays to orjson).
+fn dump_array<'py>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    out: &mut Vec<u8>,
+    depth: usize,
+) -> Result<(), Fallback> {
+    if depth >= json::MAX_DEPTH {
+        return Err(Fallback);
+    }
+    out.push(b'[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        dump(&item, out, depth + 1)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
 /// Writes a JSON-like Python value as orjson does (keys sorted).
 pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result<(), Fallback> {
     if value.is_exact_instance_of::<PyString>() {
@@ -176,31 +196,11 @@ pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result
         }
         out.push(b'}');
     } else if value.is_exact_instance_of::<PyList>() {
-        if depth >= json::MAX_DEPTH {
-            return Err(Fallback);
-        }
         let list = value.downcast::<PyList>().map_err(|_| Fallback)?;
-        out.push(b'[');
-        for (i, item) in list.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            dump(&item, out, depth + 1)?;
-        }
-        out.push(b']');
+        dump_array(list.iter(), out, depth)?;
     } else if value.is_exact_instance_of::<PyTuple>() {
-        if depth >= json::MAX_DEPTH {
-            return Err(Fallback);
-        }
         let tuple = value.downcast::<PyTuple>().map_err(|_| Fallback)?;
-        out.push(b'[');
-        for (i, item) in tuple.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            dump(&item, out, depth + 1)?;
-        }
-        out.push(b']');
+        dump_array(tuple.iter(), out, depth)?;
     } else if value.is_exact_instance_of::<PyBool>() {
         let b = value.downcast::<PyBool>().map_err(|_| Fallback)?.is_true();
         out.extend_from_slice(if b { b"true" } else { b"false" });

@@ -6,7 +6,7 @@ use pyo3::types::PyString;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::categories::ToolKind;
-use crate::settings::{BudgetSettings, Num, ProfileSettings};
+use crate::settings::{BudgetSettings, Num, ProfileSettings, Thresholds};
 use crate::signal::{Dimension, Gate, Level};
 use crate::watch::{same_str, Crossing, Cx, Tx, Unit, Watch};
 
@@ -46,16 +46,13 @@ impl Watch for IdenticalCall {
         };
         self.count = count;
         cx.handed.identical_count = count;
-        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
-            Crossing::own(
-                Dimension::IdenticalCall,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::Tool(1),
-            )
-        }))
+        Ok(Crossing::own_gated(
+            &mut self.gate,
+            Dimension::IdenticalCall,
+            count,
+            th,
+            Unit::Tool(1),
+        ))
     }
 
     fn reset(&mut self) {
@@ -84,7 +81,7 @@ pub fn category_thresholds(
     tool: &str,
     tool_lower: &str,
     kind: &ToolKind<'_>,
-) -> (i64, i64) {
+) -> Thresholds {
     let cfg = &profile.category_streak;
     let overrides = &cfg.tool_overrides;
     if !overrides.is_empty() {
@@ -93,7 +90,7 @@ pub fn category_thresholds(
             .or_else(|| overrides.get(tool_lower))
             .or_else(|| overrides.get(kind.override_key.as_ref()))
         {
-            return (th.warn, th.term);
+            return *th;
         }
     }
     let th = if kind.is_exploration() {
@@ -101,7 +98,10 @@ pub fn category_thresholds(
     } else {
         cfg.action
     };
-    (th.warn, if kind.known { th.term } else { NEVER })
+    Thresholds {
+        warn: th.warn,
+        term: if kind.known { th.term } else { NEVER },
+    }
 }
 
 impl CategoryStreak {
@@ -134,7 +134,7 @@ impl Watch for CategoryStreak {
     fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
         let c = cx.call;
         let category = xxh3_64(c.kind.category.as_bytes());
-        let (warn, term) = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
+        let th = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
         let changed = c.progress_aware && self.track(c.tool_hash, c.key);
         let count = if category != self.category {
             self.category = category;
@@ -145,16 +145,13 @@ impl Watch for CategoryStreak {
             self.count + 1
         };
         self.count = count;
-        Ok(self.gate.check(count, warn, term).map(|level| {
-            Crossing::own(
-                Dimension::CategoryStreak,
-                level,
-                count,
-                warn,
-                term,
-                Unit::None,
-            )
-        }))
+        Ok(Crossing::own_gated(
+            &mut self.gate,
+            Dimension::CategoryStreak,
+            count,
+            th,
+            Unit::None,
+        ))
     }
 
     /// The count from zero; the category and the tools' arguments stay.
@@ -268,14 +265,18 @@ impl Watch for ToolPattern {
         };
         self.count = laps;
         let th = cx.profile.tool_pattern.th;
-        Ok(self.gate.check(laps, th.warn, th.term).map(|level| {
-            let unit = if period != 0 {
-                Unit::Recent(period)
-            } else {
-                Unit::None
-            };
-            Crossing::own(Dimension::ToolPattern, level, laps, th.warn, th.term, unit)
-        }))
+        let unit = if period != 0 {
+            Unit::Recent(period)
+        } else {
+            Unit::None
+        };
+        Ok(Crossing::own_gated(
+            &mut self.gate,
+            Dimension::ToolPattern,
+            laps,
+            th,
+            unit,
+        ))
     }
 
     /// Forgets the history too: otherwise the last lap before the reset would count as the
@@ -346,16 +347,13 @@ impl Watch for PollNoProgress {
         e.result = c.result;
         e.count = count;
         let th = cx.profile.poll_no_progress;
-        Ok(e.gate.check(count, th.warn, th.term).map(|level| {
-            Crossing::own(
-                Dimension::PollNoProgress,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::Tool(1),
-            )
-        }))
+        Ok(Crossing::own_gated(
+            &mut e.gate,
+            Dimension::PollNoProgress,
+            count,
+            th,
+            Unit::Tool(1),
+        ))
     }
 
     /// Every tool's count and gate from zero (the last results stay).
@@ -418,16 +416,13 @@ impl ErrorStreak {
         if count >= th.term && !no_new_information(stale_bits, count, count) {
             count = th.term - 1;
         }
-        self.gate.check(count, th.warn, th.term).map(|level| {
-            Crossing::own(
-                Dimension::ErrorStreak,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::None,
-            )
-        })
+        Crossing::own_gated(
+            &mut self.gate,
+            Dimension::ErrorStreak,
+            count,
+            th,
+            Unit::None,
+        )
     }
 }
 
@@ -529,18 +524,13 @@ impl Watch for TextLoop {
         self.last_exact = *exact;
         self.last_sketch = sketch.clone();
         let count = self.count;
-        self.gate
-            .check(count, cfg.th.warn, cfg.th.term)
-            .map(|level| {
-                Crossing::own(
-                    Dimension::TextLoop,
-                    level,
-                    count,
-                    cfg.th.warn,
-                    cfg.th.term,
-                    Unit::None,
-                )
-            })
+        Crossing::own_gated(
+            &mut self.gate,
+            Dimension::TextLoop,
+            count,
+            cfg.th,
+            Unit::None,
+        )
     }
 
     fn reset(&mut self) {
@@ -606,18 +596,13 @@ impl StateRevisit {
         };
         self.count = visits.iter().map(|v| v.1).max().unwrap_or(0).max(laps);
         let count = self.count;
-        self.gate
-            .check(count, cfg.th.warn, cfg.th.term)
-            .map(|level| {
-                Crossing::own(
-                    Dimension::StateHash,
-                    level,
-                    count,
-                    cfg.th.warn,
-                    cfg.th.term,
-                    Unit::None,
-                )
-            })
+        Crossing::own_gated(
+            &mut self.gate,
+            Dimension::StateHash,
+            count,
+            cfg.th,
+            Unit::None,
+        )
     }
 }
 

@@ -15,7 +15,7 @@ use crate::args::Args;
 use crate::normalize::Text;
 use crate::pystr::{self, is_decimal, is_space, is_word};
 use crate::settings::{ErrorStreakSettings, FailurePatterns};
-use crate::shell::command_words;
+use crate::shell::{command_words, split_where};
 
 /// `\S+: command not found` at the start of `rest`: the first run of non-space characters
 /// ends with `:` (after at least one character) and ` command not found` follows it.
@@ -208,28 +208,15 @@ fn list_items(line: &str) -> Vec<&str> {
     split_at(line, false)
 }
 
+/// Splits at `||`, `&&`, `;`, newline, and at a single `|` when `pipes`.
 fn split_at(line: &str, pipes: bool) -> Vec<&str> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    while i < b.len() {
-        let sep = match b[i] {
-            b'|' if b.get(i + 1) == Some(&b'|') => 2,
-            b'|' if pipes => 1,
-            b'&' if b.get(i + 1) == Some(&b'&') => 2,
-            b';' | b'\n' => 1,
-            _ => 0,
-        };
-        if sep > 0 {
-            out.push(&line[start..i]);
-            i += sep;
-            start = i;
-        } else {
-            i += 1;
-        }
-    }
-    out.push(&line[start..]);
-    out
+    split_where(line, |b, i| match b[i] {
+        b'|' if b.get(i + 1) == Some(&b'|') => 2,
+        b'|' if pipes => 1,
+        b'&' if b.get(i + 1) == Some(&b'&') => 2,
+        b';' | b'\n' => 1,
+        _ => 0,
+    })
 }
 
 /// `command_exit(arguments, result_text)`: (the command whose exit code the shell reports,

@@ -29,6 +29,7 @@ pub mod watch;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use pyo3::call::PyCallArgs;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use fasthash::{HashMap, HashSet};
@@ -196,18 +197,12 @@ impl PyNormalizer {
         tool: &Bound<'py, PyString>,
         arguments: &Bound<'py, PyAny>,
     ) -> PyResult<(u64, Bound<'py, PyBytes>)> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "call_key", (tool, arguments), || {
             self.inner
                 .call_key(py, tool, arguments)
                 .map(|(h, raw)| (h, PyBytes::new(py, &raw)))
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("call_key", (tool, arguments))?
-                .extract(),
-        }
+        })
     }
 
     fn result_text<'py>(
@@ -216,32 +211,20 @@ impl PyNormalizer {
         tool: &Bound<'py, PyString>,
         result: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "result_text", (tool, result), || {
             self.inner
                 .result_text(py, tool, result)
                 .map(|t| t.to_py(py))
-        })) {
-            Ok(answer) => answer,
-            Err(_) => Ok(self
-                .inner
-                .reference(py)
-                .call_method1("result_text", (tool, result))?
-                .downcast_into::<PyString>()?),
-        }
+        })
     }
 
-    fn text_hash(&self, py: Python<'_>, text: Bound<'_, PyString>) -> PyResult<u64> {
-        match catch_unwind(AssertUnwindSafe(|| {
+    fn text_hash(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u64> {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "text_hash", (text,), || {
             let text = normalize::Text::from_py(text.clone())?;
             self.inner.text_hash(py, &text)
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("text_hash", (text,))?
-                .extract(),
-        }
+        })
     }
 
     /// `result_hash(tool, result)`: the text hash of the result's text.
@@ -251,23 +234,36 @@ impl PyNormalizer {
         tool: &Bound<'_, PyString>,
         result: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
-        match catch_unwind(AssertUnwindSafe(|| {
+        let reference = self.inner.reference(py);
+        or_reference(reference, "result_hash", (tool, result), || {
             let text = self.inner.result_text(py, tool, result)?;
             self.inner.text_hash(py, &text)
-        })) {
-            Ok(answer) => answer,
-            Err(_) => self
-                .inner
-                .reference(py)
-                .call_method1("result_hash", (tool, result))?
-                .extract(),
-        }
+        })
     }
 }
 
 /// An internal error of the core where Python expects an exception (a panic caught).
 fn panicked() -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err("internal error in the detection core")
+}
+
+/// `core()`; where it panicked, the answer of the Python reference's `method(*args)` (the
+/// normalizer's entry points fall back to it rather than raise).
+fn or_reference<'py, T: FromPyObject<'py>>(
+    reference: &Bound<'py, PyAny>,
+    method: &str,
+    args: impl PyCallArgs<'py>,
+    core: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(core)) {
+        Ok(answer) => answer,
+        Err(_) => reference.call_method1(method, args)?.extract(),
+    }
+}
+
+/// `f()`, a panic in it turned into that error (an entry point that has no Python fallback).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panicked()))
 }
 
 /// The compiled detector of one configuration: what its sessions share, and per profile the
@@ -284,10 +280,7 @@ impl PyDetector {
     /// configuration (it masks what the core leaves to Python's regular expressions).
     #[new]
     fn new(py: Python<'_>, settings: &Bound<'_, PyAny>, normalizer: Py<PyAny>) -> PyResult<Self> {
-        let shared = catch_unwind(AssertUnwindSafe(|| {
-            session::Shared::new(py, settings, normalizer)
-        }))
-        .unwrap_or_else(|_| Err(panicked()))?;
+        let shared = guarded(|| session::Shared::new(py, settings, normalizer))?;
         Ok(PyDetector {
             shared: Arc::new(shared),
             plans: Mutex::new(HashMap::default()),
@@ -350,10 +343,7 @@ impl PySession {
         key: Bound<'_, PyString>,
         agent: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let plan = catch_unwind(AssertUnwindSafe(|| {
-            core.get().plan(py, name, profile, detector)
-        }))
-        .unwrap_or_else(|_| Err(panicked()))?;
+        let plan = guarded(|| core.get().plan(py, name, profile, detector))?;
         Ok(PySession {
             inner: session::Session::new(plan, key.unbind(), agent),
         })
@@ -365,8 +355,7 @@ impl PySession {
         py: Python<'py>,
         call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.observe_tool_call(py, call)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.observe_tool_call(py, call))
     }
 
     /// Feed one finished model turn.
@@ -375,8 +364,7 @@ impl PySession {
         py: Python<'py>,
         turn: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.observe_model_turn(py, turn)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.observe_model_turn(py, turn))
     }
 
     /// Self-heal: the dimension counts from zero again.
@@ -387,26 +375,26 @@ impl PySession {
         };
         let d = signal::Dimension::from_name(&name)
             .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a dimension")))?;
-        catch_unwind(AssertUnwindSafe(|| self.inner.reset(d))).map_err(|_| panicked())
+        guarded(|| {
+            self.inner.reset(d);
+            Ok(())
+        })
     }
 
     /// This session's counters and hashes as plain JSON-compatible data (the service's
     /// restart state; the format the Python detector wrote).
     fn to_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.to_state(py)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.to_state(py))
     }
 
     /// Loads what `to_state` saved (or the Python detector did) into this fresh session.
     fn restore_state(&mut self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.restore_state(py, state)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.restore_state(py, state))
     }
 
     /// The current count of every dimension.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        catch_unwind(AssertUnwindSafe(|| self.inner.counters(py)))
-            .unwrap_or_else(|_| Err(panicked()))
+        guarded(|| self.inner.counters(py))
     }
 
     /// The bytes the session holds (its state and tables; the Python object's header added by

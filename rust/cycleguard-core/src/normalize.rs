@@ -287,26 +287,13 @@ fn pick_fields(result: &Bound<'_, PyAny>, fields: &[String]) -> Option<Result<St
     names.dedup();
     if result.is_exact_instance_of::<PyDict>() {
         let dict = result.downcast::<PyDict>().ok()?;
-        let mut out = Vec::with_capacity(64);
-        out.push(b'{');
-        for (i, name) in names.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            json::write_str(&mut out, name);
-            out.push(b':');
+        return Some(write_picked(&names, |name, out| {
             match dict.get_item(name) {
-                Ok(Some(v)) => {
-                    if canon::dump(&v, &mut out, 1).is_err() {
-                        return Some(Err(Fallback));
-                    }
-                }
-                Ok(None) => out.extend_from_slice(b"null"),
-                Err(_) => return Some(Err(Fallback)),
+                Ok(Some(v)) => canon::dump(&v, out, 1).map(|()| true),
+                Ok(None) => Ok(false),
+                Err(_) => Err(Fallback),
             }
-        }
-        out.push(b'}');
-        return Some(String::from_utf8(out).map_err(|_| Fallback));
+        }));
     }
     let text: &str = if result.is_exact_instance_of::<PyString>() {
         match canon::exact_str(result) {
@@ -336,6 +323,22 @@ fn pick_fields(result: &Bound<'_, PyAny>, fields: &[String]) -> Option<Result<St
         Ok(_) | Err(ParseError::Invalid) => return None,
         Err(ParseError::Unsure) => return Some(Err(Fallback)),
     };
+    Some(write_picked(&names, |name, out| match value.get(name) {
+        Some(v) => {
+            json::write(out, v);
+            Ok(true)
+        }
+        None => Ok(false),
+    }))
+}
+
+/// The picked fields' JSON, `{"name": value, ...}` in the order of `names`: `write_value`
+/// writes a field's value and says whether the mapping has it (a missing one is `null`), the
+/// one loop for a Python dict and for parsed JSON.
+fn write_picked(
+    names: &[&str],
+    mut write_value: impl FnMut(&str, &mut Vec<u8>) -> Result<bool, Fallback>,
+) -> Result<String, Fallback> {
     let mut out = Vec::with_capacity(64);
     out.push(b'{');
     for (i, name) in names.iter().enumerate() {
@@ -344,13 +347,12 @@ fn pick_fields(result: &Bound<'_, PyAny>, fields: &[String]) -> Option<Result<St
         }
         json::write_str(&mut out, name);
         out.push(b':');
-        match value.get(name) {
-            Some(v) => json::write(&mut out, v),
-            None => out.extend_from_slice(b"null"),
+        if !write_value(name, &mut out)? {
+            out.extend_from_slice(b"null");
         }
     }
     out.push(b'}');
-    Some(String::from_utf8(out).map_err(|_| Fallback))
+    String::from_utf8(out).map_err(|_| Fallback)
 }
 
 /// `hash_bytes(text.encode())` of plain bytes.

@@ -9,6 +9,7 @@ use crate::args::{Arg, Args};
 use crate::categories::{ACTION, EXPLORATION};
 use crate::dims::no_new_information;
 use crate::pystr::encode_replace;
+use crate::settings::Thresholds;
 use crate::shell;
 use crate::signal::{Dimension, Gate};
 use crate::watch::{CallRing, Crossing, Cx, Unit, Watch, FAILED};
@@ -197,13 +198,16 @@ impl Watch for ReplayCycle {
             (Unit::Tool(1), vec![c.tool_text.to_owned()])
         };
         let what = lap.words();
+        let th = Thresholds {
+            warn: cfg.warn,
+            term,
+        };
         Ok(Some(Crossing::rule(
             "replay_cycle",
             Dimension::ToolPattern,
             level,
             count,
-            cfg.warn,
-            term,
+            th,
             unit,
             format!(
                 "replay_cycle: a call came back with the same arguments and the same result every {gap} calls, {count} laps of {} ({what})",
@@ -296,27 +300,25 @@ impl Watch for NearDuplicateEdit {
                 (count, 1)
             }
         };
-        let th = cfg.th;
-        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
-            let what = if period == 1 {
-                format!("re-applied the same change {count} times in a row")
-            } else {
-                format!("re-applied the same two changes in turn, {count} laps")
-            };
-            Crossing::rule(
-                "near_duplicate_edit",
-                Dimension::IdenticalCall,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::Tool(period),
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
+            "near_duplicate_edit",
+            Dimension::IdenticalCall,
+            count,
+            cfg.th,
+            Unit::Tool(period),
+            || {
+                let what = if period == 1 {
+                    format!("re-applied the same change {count} times in a row")
+                } else {
+                    format!("re-applied the same two changes in turn, {count} laps")
+                };
                 format!(
                     "near_duplicate_edit: {} {what} (arguments equal except for numbers such as the line range)",
                     c.tool_text
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {
@@ -345,21 +347,20 @@ impl Watch for RepeatedFailure {
         } else {
             0
         };
-        Ok(self.gate.check(count, cfg.th.warn, cfg.th.term).map(|level| {
-            Crossing::rule(
-                "repeated_failure",
-                Dimension::IdenticalCall,
-                level,
-                count,
-                cfg.th.warn,
-                cfg.th.term,
-                Unit::Tool(1),
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
+            "repeated_failure",
+            Dimension::IdenticalCall,
+            count,
+            cfg.th,
+            Unit::Tool(1),
+            || {
                 format!(
                     "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error",
                     c.tool_text
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {
@@ -401,6 +402,24 @@ pub fn recurrences(
     best
 }
 
+/// The crossing of a rule counting recurrences within its window (`recurrences`: 0 when
+/// this call recorded nothing). Silent, its gate untouched, unless the call recurred more
+/// often than identical_call counts (consecutive recurrences are identical_call's to report).
+fn windowed_crossing(
+    gate: &mut Gate,
+    rule: &'static str,
+    dimension: Dimension,
+    count: i64,
+    identical_count: i64,
+    th: Thresholds,
+    text: impl FnOnce() -> String,
+) -> Option<Crossing> {
+    if count <= identical_count {
+        return None;
+    }
+    Crossing::rule_gated(gate, rule, dimension, count, th, Unit::Tool(1), text)
+}
+
 /// `recurring_failure` (under identical_call): the same failing call recurring within the
 /// last `window` calls, whatever lies between; silent while the recurrences are consecutive.
 #[derive(Default)]
@@ -426,25 +445,20 @@ impl Watch for RecurringFailure {
         } else {
             0
         };
-        if !(pair != 0 && count > cx.handed.identical_count) {
-            return Ok(None);
-        }
-        let th = cfg.th;
-        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
-            Crossing::rule(
-                "recurring_failure",
-                Dimension::IdenticalCall,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::Tool(1),
+        Ok(windowed_crossing(
+            &mut self.gate,
+            "recurring_failure",
+            Dimension::IdenticalCall,
+            count,
+            cx.handed.identical_count,
+            cfg.th,
+            || {
                 format!(
                     "recurring_failure: a call failed {count} times with the same arguments and the same (masked) error within the last {} calls (what was done in between changed nothing)",
                     cfg.window
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     /// The gate from zero and the recent failures forgotten.
@@ -514,32 +528,29 @@ impl Watch for FailureDensity {
         if covered {
             return Ok(None);
         }
-        let th = cfg.th;
-        let Some(level) = self.gate.check(count, th.warn, th.term) else {
-            return Ok(None);
-        };
         let unit = if seen != 0 {
             Unit::Distinct(seen as usize)
         } else {
             Unit::Tool(1)
         };
-        let progress = if cfg.progress_tools.is_empty() {
-            "progress".to_owned()
-        } else {
-            cfg.progress_tools.join("/")
-        };
-        Ok(Some(Crossing::rule(
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
             "failure_density",
             Dimension::ErrorStreak,
-            level,
             count,
-            th.warn,
-            th.term,
+            cfg.th,
             unit,
-            format!(
-                "failure_density: {count} of the last {seen} calls failed, with no successful {progress} call in between and the failures repeating earlier ones (the run keeps failing; the calls that worked in between were no progress)"
-            ),
-        )))
+            || {
+                let progress = if cfg.progress_tools.is_empty() {
+                    "progress".to_owned()
+                } else {
+                    cfg.progress_tools.join("/")
+                };
+                format!(
+                    "failure_density: {count} of the last {seen} calls failed, with no successful {progress} call in between and the failures repeating earlier ones (the run keeps failing; the calls that worked in between were no progress)"
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {
@@ -622,25 +633,20 @@ impl Watch for SameError {
         } else {
             0
         };
-        if !(output != 0 && count > cx.handed.identical_count) {
-            return Ok(None);
-        }
-        let th = cfg.th;
-        Ok(self.gate.check(count, th.warn, th.term).map(|level| {
-            Crossing::rule(
-                "same_error",
-                Dimension::ErrorStreak,
-                level,
-                count,
-                th.warn,
-                th.term,
-                Unit::Tool(1),
+        Ok(windowed_crossing(
+            &mut self.gate,
+            "same_error",
+            Dimension::ErrorStreak,
+            count,
+            cx.handed.identical_count,
+            cfg.th,
+            || {
                 format!(
                     "same_error: the same (masked) error came back {count} times within the last {} calls with no successful edit in between (one wall: what the agent changed around it did not help)",
                     cfg.window
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {
@@ -667,20 +673,19 @@ impl Watch for FailedLookups {
         let lookup = c.failed && !c.kind.is_poll && c.kind.known && c.kind.category == EXPLORATION;
         self.run = if lookup { self.run + 1 } else { 0 };
         let run = self.run;
-        Ok(self.gate.check(run, cfg.th.warn, cfg.th.term).map(|level| {
-            Crossing::rule(
-                "failed_lookups",
-                Dimension::ErrorStreak,
-                level,
-                run,
-                cfg.th.warn,
-                cfg.th.term,
-                Unit::Distinct(run as usize),
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
+            "failed_lookups",
+            Dimension::ErrorStreak,
+            run,
+            cfg.th,
+            Unit::Distinct(run as usize),
+            || {
                 format!(
                     "failed_lookups: {run} look-ups in a row failed or found nothing (each query changed, none got an answer)"
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {
@@ -783,21 +788,19 @@ impl Watch for EditWithoutEffect {
             || cfg.edit_tools.contains(c.tool_lower);
         let is_check = canonical == "exec" && c.kind.category == ACTION && !c.kind.is_poll;
         let rounds = self.round(cx.py, is_edit, is_check, c.key, c.result, c.args)?;
-        let th = cfg.th;
-        Ok(self.gate.check(rounds, th.warn, th.term).map(|level| {
-            Crossing::rule(
-                "edit_without_effect",
-                Dimension::ToolPattern,
-                level,
-                rounds,
-                th.warn,
-                th.term,
-                Unit::Tool(1),
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
+            "edit_without_effect",
+            Dimension::ToolPattern,
+            rounds,
+            cfg.th,
+            Unit::Tool(1),
+            || {
                 format!(
                     "edit_without_effect: edited, then ran the same check {rounds} times in a row, and its (masked) output never changed (the edits changed nothing the agent can observe)"
-                ),
-            )
-        }))
+                )
+            },
+        ))
     }
 
     fn reset(&mut self) {

@@ -184,37 +184,31 @@ pub fn blank_quotes(text: &str) -> Cow<'_, str> {
 
 /// `_COMMAND_ITEMS.split(text)`: split at `||`, `|`, `&&`, `;`, `&` not before `>`, newline.
 pub fn command_items(text: &str) -> Vec<&str> {
+    split_where(text, |b, i| match b[i] {
+        b'|' if b.get(i + 1) == Some(&b'|') => 2,
+        b'|' => 1,
+        b'&' if b.get(i + 1) == Some(&b'&') => 2,
+        b'&' if b.get(i + 1) == Some(&b'>') => 0,
+        b'&' => 1,
+        b';' | b'\n' => 1,
+        _ => 0,
+    })
+}
+
+/// A regular expression's `split` at ASCII separators: `sep(bytes, i)` is the length of the
+/// separator at byte `i`, 0 where there is none (the splitters of commands and of output).
+pub fn split_where(text: &str, sep: impl Fn(&[u8], usize) -> usize) -> Vec<&str> {
     let b = text.as_bytes();
     let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
+    let (mut start, mut i) = (0, 0);
     while i < b.len() {
-        let sep = match b[i] {
-            b'|' => {
-                if b.get(i + 1) == Some(&b'|') {
-                    2
-                } else {
-                    1
-                }
+        match sep(b, i) {
+            0 => i += 1,
+            n => {
+                out.push(&text[start..i]);
+                i += n;
+                start = i;
             }
-            b'&' => {
-                if b.get(i + 1) == Some(&b'&') {
-                    2
-                } else if b.get(i + 1) == Some(&b'>') {
-                    0
-                } else {
-                    1
-                }
-            }
-            b';' | b'\n' => 1,
-            _ => 0,
-        };
-        if sep > 0 {
-            out.push(&text[start..i]);
-            i += sep;
-            start = i;
-        } else {
-            i += 1;
         }
     }
     out.push(&text[start..]);

@@ -11,8 +11,8 @@ use pyo3::types::PyString;
 
 use crate::args::Args;
 use crate::categories::ToolKind;
-use crate::settings::ProfileSettings;
-use crate::signal::{Dimension, Level};
+use crate::settings::{ProfileSettings, Thresholds};
+use crate::signal::{Dimension, Gate, Level};
 
 /// The recent calls (`CallRing` of dimensions.py): per slot the call's key (tool and
 /// arguments hash), its masked result hash, an info word (bit 0: the call failed; the replay
@@ -195,48 +195,75 @@ pub struct Crossing {
 }
 
 impl Crossing {
-    /// A dimension's own counter crossing (warn and term: the level's threshold is taken).
-    pub fn own(
-        dimension: Dimension,
-        level: Level,
-        count: i64,
-        warn: i64,
-        term: i64,
-        unit: Unit,
-    ) -> Self {
+    /// A dimension's own counter crossing (the level's threshold is taken).
+    pub fn own(dimension: Dimension, level: Level, count: i64, th: Thresholds, unit: Unit) -> Self {
         Crossing {
             dimension,
             rule: dimension.name(),
             level,
             count,
-            threshold: if level == Level::Term { term } else { warn },
+            threshold: if level == Level::Term {
+                th.term
+            } else {
+                th.warn
+            },
             unit,
             text: None,
         }
     }
 
-    /// A rule's crossing, reported under `dimension`.
-    #[allow(clippy::too_many_arguments)]
+    /// A rule's crossing, reported under `dimension`, its text closed by the threshold note.
     pub fn rule(
         rule: &'static str,
         dimension: Dimension,
         level: Level,
         count: i64,
-        warn: i64,
-        term: i64,
+        th: Thresholds,
         unit: Unit,
         text: String,
     ) -> Self {
-        let threshold = if level == Level::Term { term } else { warn };
+        let own = Crossing::own(dimension, level, count, th, unit);
+        let text = format!("{text} ({} threshold {})", level.name(), own.threshold);
         Crossing {
-            dimension,
             rule,
+            text: Some(text),
+            ..own
+        }
+    }
+
+    /// `own` if `gate` crosses at `count`: the shape of every counter dimension.
+    pub fn own_gated(
+        gate: &mut Gate,
+        dimension: Dimension,
+        count: i64,
+        th: Thresholds,
+        unit: Unit,
+    ) -> Option<Self> {
+        let level = gate.check(count, th.warn, th.term)?;
+        Some(Crossing::own(dimension, level, count, th, unit))
+    }
+
+    /// `rule` if `gate` crosses at `count`; the text is written only then (most calls cross
+    /// nothing, and formatting is the costly part).
+    pub fn rule_gated(
+        gate: &mut Gate,
+        rule: &'static str,
+        dimension: Dimension,
+        count: i64,
+        th: Thresholds,
+        unit: Unit,
+        text: impl FnOnce() -> String,
+    ) -> Option<Self> {
+        let level = gate.check(count, th.warn, th.term)?;
+        Some(Crossing::rule(
+            rule,
+            dimension,
             level,
             count,
-            threshold,
+            th,
             unit,
-            text: Some(format!("{text} ({} threshold {threshold})", level.name())),
-        }
+            text(),
+        ))
     }
 }
 
