@@ -411,12 +411,22 @@ fn letter_candidate(t: &[u8]) -> bool {
     let mut i = 0;
     while i + 8 <= t.len() {
         let x = swar::word(t, i);
-        let mut p = swar::p_either(x);
-        while p != 0 {
-            if pid_at(t, i + (p.trailing_zeros() / 8) as usize) {
+        let p = swar::p_either(x);
+        if p != 0 {
+            // `pid` within the word: a p, an i after it and a d after that
+            let i_next = swar::either_case(x, b'i') >> 8;
+            let d_next = swar::either_case(x, b'd') >> 16;
+            if p & i_next & d_next != 0 {
                 return true;
             }
-            p &= p - 1;
+            // a p in the last two bytes may begin one that runs into the next word
+            let mut edge = p & 0x8080_0000_0000_0000;
+            while edge != 0 {
+                if pid_at(t, i + (edge.trailing_zeros() / 8) as usize) {
+                    return true;
+                }
+                edge &= edge - 1;
+            }
         }
         let f = swar::digits(x) | swar::hex_letters(x);
         if f == H {
@@ -508,7 +518,27 @@ mod tests {
                 String::from_utf8_lossy(&t)
             );
         }
+        // every byte drawn on its own (xorshift), over an alphabet rich in p, i, d and hex
+        let mut y: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            let n = (y % 40) as usize;
+            let t: Vec<u8> = (0..n)
+                .map(|_| {
+                    y ^= y << 13;
+                    y ^= y >> 7;
+                    y ^= y << 17;
+                    alphabet[(y % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            assert_eq!(letter_candidate(&t), candidate_bytewise(&t));
+        }
         for t in [
+            &b"xxxxxxxpidxxxxxx"[..],
+            b"xxxxxxpIdxxxxxxx",
+            b"xxxxxPiDxxxxxxxx",
             &b"xxxxxxxabcdef1xxxx"[..],
             b"xxxxxxxxxxxxxxxxabcdef1",
             b"1234567",

@@ -46,6 +46,13 @@ pub const fn hex_letters(x: u64) -> u64 {
     between(x, b'a' as u64 - 1, b'f' as u64 + 1) | between(x, b'A' as u64 - 1, b'F' as u64 + 1)
 }
 
+/// A letter in either case (`lower`: a lower-case ASCII letter; `x | 0x20` folds exactly the
+/// two cases of a letter onto the lower one).
+#[inline(always)]
+pub const fn either_case(x: u64, lower: u8) -> u64 {
+    equal(x | (L * 0x20), lower as u64)
+}
+
 /// `p` or `P`.
 #[inline(always)]
 pub const fn p_either(x: u64) -> u64 {
