@@ -4,8 +4,8 @@
 //! multi-purpose tool its arguments (a sub-command that reads or edits, one command line
 //! read as a shell's).
 
-use std::borrow::Cow;
 use crate::fasthash::{HashMap, HashSet};
+use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::PyString;

@@ -36,7 +36,7 @@ impl Watch for IdenticalCall {
             0 // waiting is poll_no_progress's business
         } else if self.count != 0 {
             let prev = cx.ring.slot(c.step - 1);
-            if cx.ring.keys[prev] == c.key && cx.ring.results[prev] == c.result {
+            if cx.ring.slots[prev].key == c.key && cx.ring.slots[prev].result == c.result {
                 self.count + 1
             } else {
                 1
@@ -209,7 +209,7 @@ impl Watch for ToolPattern {
             }
             let slot = ring.slot(step - p as i64);
             let at = p - 2;
-            let same_full = ring.keys[slot] == key;
+            let same_full = ring.slots[slot].key == key;
             let full = if same_full {
                 self.full_run[at].saturating_add(1)
             } else {
@@ -240,7 +240,7 @@ impl Watch for ToolPattern {
             }
             if best_full == 0
                 && full >= p as u32
-                && !(1..p).all(|j| ring.keys[ring.slot(step - j as i64)] == key)
+                && !(1..p).all(|j| ring.slots[ring.slot(step - j as i64)].key == key)
             {
                 best_full = p;
             }

@@ -29,10 +29,10 @@ pub mod watch;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use fasthash::{HashMap, HashSet};
 use pyo3::call::PyCallArgs;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use fasthash::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};

@@ -8,8 +8,8 @@
 //! are hashed by the Python normalizer this one is built with (`reference`), as are values
 //! that [`crate::canon`] leaves to Python.
 
-use std::borrow::Cow;
 use crate::fasthash::HashMap;
+use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};

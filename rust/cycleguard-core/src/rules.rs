@@ -104,8 +104,8 @@ impl ReplayCycle {
         let (mut gap, mut laps) = (0u64, 1u64);
         for back in 1..=span {
             let at = ring.slot(step - back);
-            let info = ring.infos[at];
-            if info & LIVE != 0 && ring.keys[at] == key && ring.results[at] == result {
+            let info = ring.slots[at].info;
+            if info & LIVE != 0 && ring.slots[at].key == key && ring.slots[at].result == result {
                 if back >= 2 {
                     let same_gap = back as u64 == (info >> GAP_SHIFT) & GAP_MASK;
                     gap = back as u64;
@@ -115,17 +115,17 @@ impl ReplayCycle {
                         2
                     };
                 }
-                ring.infos[at] = info & !LIVE; // replayed: this step carries the cycle on
+                ring.slots[at].info = info & !LIVE; // replayed: this step carries the cycle on
                 break;
             }
         }
         let at = ring.slot(step);
-        ring.infos[at] =
-            (ring.infos[at] & FAILED) | LIVE | (gap << GAP_SHIFT) | (laps << LAPS_SHIFT);
+        ring.slots[at].info =
+            (ring.slots[at].info & FAILED) | LIVE | (gap << GAP_SHIFT) | (laps << LAPS_SHIFT);
         let size = max_gap as i64 + 1;
         let (mut best, mut unit, mut best_slot) = (0u64, 0u64, size);
         for back in 0..=span {
-            let info = ring.infos[ring.slot(step - back)];
+            let info = ring.slots[ring.slot(step - back)].info;
             if info & LIVE != 0 {
                 let slot_gap = (info >> GAP_SHIFT) & GAP_MASK;
                 if slot_gap >= 2 && back as u64 <= slot_gap {
@@ -141,7 +141,7 @@ impl ReplayCycle {
         }
         let mut lap = Lap::Replayed;
         for j in 0..unit as i64 {
-            let info = ring.infos[ring.slot(step - j)];
+            let info = ring.slots[ring.slot(step - j)].info;
             if (info >> GAP_SHIFT) & GAP_MASK != unit {
                 if info & FAILED == 0 {
                     return (best as i64, unit as usize, Lap::Partial);
@@ -158,15 +158,15 @@ impl ReplayCycle {
         if step < max_gap as i64 {
             return;
         }
-        let earlier = (ring.infos[ring.slot(step - max_gap as i64)] >> GAP_SHIFT) & GAP_MASK;
+        let earlier = (ring.slots[ring.slot(step - max_gap as i64)].info >> GAP_SHIFT) & GAP_MASK;
         let at = ring.slot(step);
-        ring.infos[at] |= earlier << GAP_SHIFT;
+        ring.slots[at].info |= earlier << GAP_SHIFT;
     }
 
     /// No call before a reset can be replayed.
     pub fn forget(ring: &mut CallRing) {
-        for info in ring.infos.iter_mut() {
-            *info &= FAILED;
+        for slot in ring.slots.iter_mut() {
+            slot.info &= FAILED;
         }
     }
 }

@@ -597,7 +597,8 @@ impl Session {
     fn recent_tools<'py>(&self, py: Python<'py>, n: usize) -> Vec<Bound<'py, PyString>> {
         recent_steps(n, self.plan.evidence, self.tool_calls)
             .filter_map(|step| {
-                self.ring.tools[self.ring.slot(step)]
+                self.ring.slots[self.ring.slot(step)]
+                    .tool
                     .as_ref()
                     .map(|t| t.bind(py).clone())
             })
@@ -637,15 +638,15 @@ impl Session {
             self.tool_calls,
         ) {
             let s = self.ring.slot(step);
-            let tool = match &self.ring.tools[s] {
+            let tool = match &self.ring.slots[s].tool {
                 Some(t) => t.bind(py).clone().into_any(),
                 None => py.None().into_bound(py),
             };
             out.push(cls.call1((
                 tool,
-                format!("{:016x}", self.ring.keys[s]),
-                format!("{:016x}", self.ring.results[s]),
-                self.ring.infos[s] & FAILED != 0,
+                format!("{:016x}", self.ring.slots[s].key),
+                format!("{:016x}", self.ring.slots[s].result),
+                self.ring.slots[s].info & FAILED != 0,
             ))?);
         }
         PyTuple::new(py, out)
@@ -807,7 +808,7 @@ impl Session {
         use std::mem::size_of;
         let words = |v: &Option<Vec<(i64, u64)>>| v.as_ref().map_or(0, |t| t.capacity() * 16);
         size_of::<Session>()
-            + self.ring.size() * (3 * size_of::<u64>() + size_of::<Option<Py<PyString>>>())
+            + self.ring.size() * size_of::<crate::watch::Slot>()
             + self
                 .poll
                 .table

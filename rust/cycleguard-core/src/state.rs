@@ -314,11 +314,15 @@ impl Session {
         let ring_words = PyList::empty(py);
         for step in steps {
             let s = self.ring.slot(step);
-            match &self.ring.tools[s] {
+            match &self.ring.slots[s].tool {
                 Some(t) => tools.append(t.bind(py))?,
                 None => tools.append("")?,
             }
-            for w in [self.ring.keys[s], self.ring.results[s], self.ring.infos[s]] {
+            for w in [
+                self.ring.slots[s].key,
+                self.ring.slots[s].result,
+                self.ring.slots[s].info,
+            ] {
                 ring_words.append(w)?;
             }
         }
@@ -495,9 +499,9 @@ impl Session {
         let first = self.tool_calls - tools.len() as i64;
         for i in tools.len().saturating_sub(size)..tools.len() {
             let s = self.ring.slot(first + i as i64);
-            self.ring.keys[s] = saved[3 * i];
-            self.ring.results[s] = saved[3 * i + 1];
-            self.ring.infos[s] = if replay_bits {
+            self.ring.slots[s].key = saved[3 * i];
+            self.ring.slots[s].result = saved[3 * i + 1];
+            self.ring.slots[s].info = if replay_bits {
                 saved[3 * i + 2]
             } else {
                 saved[3 * i + 2] & FAILED
@@ -506,7 +510,7 @@ impl Session {
                 Ok(t) => t.clone(),
                 Err(_) => tools[i].str()?,
             };
-            self.ring.tools[s] = Some(name.unbind());
+            self.ring.slots[s].tool = Some(name.unbind());
         }
         if let Some(groups) = present("words")? {
             for g in self.groups() {

@@ -14,14 +14,19 @@ use crate::categories::ToolKind;
 use crate::settings::{ProfileSettings, Thresholds};
 use crate::signal::{Dimension, Gate, Level};
 
-/// The recent calls (`CallRing` of dimensions.py): per slot the call's key (tool and
-/// arguments hash), its masked result hash, an info word (bit 0: the call failed; the replay
-/// bits of `replay_cycle`) and its tool name.
+/// One call in the ring: its key (tool and arguments hash), its masked result hash, an info
+/// word (bit 0: the call failed; the replay bits of `replay_cycle`) and its tool name.
+#[derive(Default)]
+pub struct Slot {
+    pub key: u64,
+    pub result: u64,
+    pub info: u64,
+    pub tool: Option<Py<PyString>>,
+}
+
+/// The recent calls (`CallRing` of dimensions.py), one allocation of slots.
 pub struct CallRing {
-    pub keys: Box<[u64]>,
-    pub results: Box<[u64]>,
-    pub infos: Box<[u64]>,
-    pub tools: Box<[Option<Py<PyString>>]>,
+    pub slots: Box<[Slot]>,
 }
 
 pub const FAILED: u64 = 1;
@@ -29,16 +34,13 @@ pub const FAILED: u64 = 1;
 impl CallRing {
     pub fn new(size: usize) -> Self {
         CallRing {
-            keys: vec![0; size].into_boxed_slice(),
-            results: vec![0; size].into_boxed_slice(),
-            infos: vec![0; size].into_boxed_slice(),
-            tools: (0..size).map(|_| None).collect(),
+            slots: (0..size).map(|_| Slot::default()).collect(),
         }
     }
 
     #[inline]
     pub fn size(&self) -> usize {
-        self.keys.len()
+        self.slots.len()
     }
 
     /// The slot of the call at `step` (Python's `step % size`, steps never negative here).
@@ -49,15 +51,17 @@ impl CallRing {
 
     pub fn put(&mut self, step: i64, key: u64, result: u64, failed: bool, tool: Py<PyString>) {
         let s = self.slot(step);
-        self.keys[s] = key;
-        self.results[s] = result;
-        self.infos[s] = if failed { FAILED } else { 0 };
-        self.tools[s] = Some(tool);
+        self.slots[s] = Slot {
+            key,
+            result,
+            info: if failed { FAILED } else { 0 },
+            tool: Some(tool),
+        };
     }
 
     /// The tool name at a slot equals `tool` (Python's `==` on the two strings).
     pub fn same_tool(&self, slot: usize, tool: &Bound<'_, PyString>) -> bool {
-        match &self.tools[slot] {
+        match &self.slots[slot].tool {
             Some(t) => same_str(t.bind(tool.py()), tool),
             None => false,
         }
@@ -152,7 +156,7 @@ impl Cx<'_, '_, '_> {
     pub fn recent_text(&self, n: usize) -> PyResult<Vec<String>> {
         let mut out = Vec::new();
         for step in self.recent_steps(n) {
-            if let Some(t) = &self.ring.tools[self.ring.slot(step)] {
+            if let Some(t) = &self.ring.slots[self.ring.slot(step)].tool {
                 out.push(crate::args::py_text(t.bind(self.py))?.into_owned());
             }
         }
