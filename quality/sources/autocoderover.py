@@ -23,14 +23,19 @@ from __future__ import annotations
 
 import argparse
 import ast
-import gzip
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from react_webshop import Trace, agent_root_attrs, attr, request  # shared OTLP shape
+from react_webshop import (  # shared OTLP shape
+    Trace,
+    agent_request,
+    agent_root_attrs,
+    attr,
+    write_source,
+)
 
 SOURCE = "autocoderover"
 REPO = "nus-apr/auto-code-rover"
@@ -205,9 +210,7 @@ def convert_task(raw: Raw, cat: str, folder: str, resolved: set[str], applied: s
         commit=COMMIT,
         path=rel,
     )
-    req = request(
-        [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(step, root_attrs)
-    )
+    req = agent_request(AGENT, SOURCE, tr.finish(step, root_attrs))
     meta = {
         "run_id": run_id,
         "source": SOURCE,
@@ -247,21 +250,12 @@ def main() -> None:
             folders.append((folder.rsplit("_", 2)[0], cat, folder))
     folders.sort()
     assert [f[0] for f in folders] == sorted(tasks), "task folders != tasks.txt"
-    os.makedirs(a.out, exist_ok=True)
-    gz = os.path.join(a.out, f"{SOURCE}.otlp.jsonl.gz")
-    idx = os.path.join(a.out, f"{SOURCE}.runs.jsonl")
-    n = ok = 0
-    with (
-        open(gz, "wb") as raw_f,
-        gzip.GzipFile(fileobj=raw_f, mode="wb", mtime=0) as g,
-        open(idx, "w", encoding="utf-8") as f,
-    ):
-        for _iid, cat, folder in folders:
-            req, meta = convert_task(raw, cat, folder, resolved, applied)
-            g.write((json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8"))
-            f.write(json.dumps(meta, ensure_ascii=False) + "\n")
-            n += 1
-            ok += meta["outcome"]["success"]
+    gz, metas = write_source(
+        a.out,
+        SOURCE,
+        (convert_task(raw, cat, folder, resolved, applied) for _iid, cat, folder in folders),
+    )
+    n, ok = len(metas), sum(meta["outcome"]["success"] for meta in metas)
     assert ok == len(resolved), f"{ok} resolved runs, report has {len(resolved)}"
     print(f"{SOURCE}: {n} runs, {ok} resolved -> {gz}")
 

@@ -21,14 +21,13 @@ Stdlib only; the OTLP span helpers are shared with react_webshop.py.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from react_webshop import Trace, agent_root_attrs, attr, request  # shared OTLP shape
+from react_webshop import Trace, agent_request, agent_root_attrs, write_source  # shared OTLP shape
 
 SOURCE = "intercode_ctf"
 REPO = "princeton-nlp/intercode"
@@ -122,9 +121,7 @@ def convert_run(key: str, rec: dict, task: dict) -> tuple[dict, dict]:
         commit=COMMIT,
         path=PATH,
     )
-    req = request(
-        [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(n, root_attrs)
-    )
+    req = agent_request(AGENT, SOURCE, tr.finish(n, root_attrs))
     meta = {
         "run_id": run_id,
         "source": SOURCE,
@@ -156,22 +153,11 @@ def main() -> None:
     log = json.loads(read(a.raw, PATH))
     tasks = json.loads(read(a.raw, DATA))
     assert all(t["task_id"] == i for i, t in enumerate(tasks))
-    os.makedirs(a.out, exist_ok=True)
-    gz = os.path.join(a.out, f"{SOURCE}.otlp.jsonl.gz")
-    idx = os.path.join(a.out, f"{SOURCE}.runs.jsonl")
-    n = ok = 0
-    with (
-        open(gz, "wb") as raw_f,
-        gzip.GzipFile(fileobj=raw_f, mode="wb", mtime=0) as g,
-        open(idx, "w", encoding="utf-8") as f,
-    ):
-        for key in sorted(log, key=int):
-            req, meta = convert_run(key, log[key], tasks[int(key)])
-            g.write((json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8"))
-            f.write(json.dumps(meta, ensure_ascii=False) + "\n")
-            n += 1
-            ok += meta["outcome"]["success"]
-    print(f"{SOURCE}: {n} runs, {ok} with the correct flag -> {gz}")
+    gz, metas = write_source(
+        a.out, SOURCE, (convert_run(key, log[key], tasks[int(key)]) for key in sorted(log, key=int))
+    )
+    ok = sum(meta["outcome"]["success"] for meta in metas)
+    print(f"{SOURCE}: {len(metas)} runs, {ok} with the correct flag -> {gz}")
 
 
 if __name__ == "__main__":

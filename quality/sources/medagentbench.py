@@ -20,14 +20,14 @@ Stdlib only; the OTLP span helpers are shared with react_webshop.py.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from react_webshop import Trace, agent_root_attrs, attr, request  # shared OTLP shape
+from react_webshop import Trace, agent_request, agent_root_attrs, write_source  # shared OTLP shape
 
 SOURCE = "medagentbench"
 REPO = "THUDM/AgentBench"
@@ -137,9 +137,7 @@ def convert_run(model_key: str, run: dict, graded: str | None, task_id: str) -> 
         commit=COMMIT,
         path=f"{BASE}/{model_key}/medagentbench-std/runs.jsonl",
     )
-    req = request(
-        [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(step, root_attrs)
-    )
+    req = agent_request(AGENT, SOURCE, tr.finish(step, root_attrs))
     meta = {
         "run_id": run_id,
         "source": SOURCE,
@@ -175,15 +173,9 @@ def main() -> None:
         with open(a.data, encoding="utf-8") as f:
             data_text = f.read()
     task_ids = [t["id"] for t in json.loads(data_text)]
-    os.makedirs(a.out, exist_ok=True)
-    gz = os.path.join(a.out, f"{SOURCE}.otlp.jsonl.gz")
-    idx = os.path.join(a.out, f"{SOURCE}.runs.jsonl")
     counts: dict[str, list[int]] = {}
-    with (
-        open(gz, "wb") as raw_f,
-        gzip.GzipFile(fileobj=raw_f, mode="wb", mtime=0) as g,
-        open(idx, "w") as f,
-    ):
+
+    def runs() -> Iterator[tuple[dict, dict]]:
         for key in sorted(MODELS):
             runs_text = read(a.raw, f"{BASE}/{key}/medagentbench-std/runs.jsonl")
             overall_text = read(a.raw, f"{BASE}/{key}/medagentbench-std/overall.json")
@@ -198,11 +190,12 @@ def main() -> None:
                 req, meta = convert_run(
                     key, run, graded.get(run["index"]) if graded else None, task_ids[run["index"]]
                 )
-                g.write((json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8"))
-                f.write(json.dumps(meta, ensure_ascii=False) + "\n")
                 c[0] += 1
                 c[1] += meta["outcome"]["success"] is True
                 c[2] += meta["outcome"]["success"] is None
+                yield req, meta
+
+    gz, _ = write_source(a.out, SOURCE, runs())
     for key, (n, ok, unk) in counts.items():
         print(f"{SOURCE}/{key}: {n} runs, {ok} correct, {unk} not graded")
     print(f"-> {gz}")

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterable
 from typing import Any
 
 SOURCE = "react_webshop"
@@ -108,6 +109,33 @@ def request(resource_attrs: list[dict], spans: list[dict]) -> dict:
             }
         ]
     }
+
+
+def agent_request(agent: str, source: str, spans: list[dict]) -> dict:
+    """One run's export request: the agent's resource (service name, source) around its spans."""
+    return request([attr("service.name", agent), attr("loop_eval.source", source)], spans)
+
+
+def write_source(
+    out: str, source: str, runs: Iterable[tuple[dict, dict]]
+) -> tuple[str, list[dict]]:
+    """Write ``<out>/<source>.otlp.jsonl.gz`` (one request a line) and ``<source>.runs.jsonl``
+    (its metadata, same order) from ``(request, meta)`` pairs; returns the .gz path and the
+    metadata. gzip's mtime 0 keeps the output byte-identical from run to run."""
+    os.makedirs(out, exist_ok=True)
+    gz = os.path.join(out, f"{source}.otlp.jsonl.gz")
+    idx = os.path.join(out, f"{source}.runs.jsonl")
+    metas = []
+    with (
+        open(gz, "wb") as raw_f,
+        gzip.GzipFile(fileobj=raw_f, mode="wb", mtime=0) as g,
+        open(idx, "w", encoding="utf-8") as f,
+    ):
+        for req, meta in runs:
+            g.write((json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8"))
+            f.write(json.dumps(meta, ensure_ascii=False) + "\n")
+            metas.append(meta)
+    return gz, metas
 
 
 class Trace:
@@ -286,9 +314,7 @@ def convert_episode(ep: dict) -> tuple[dict, dict]:
         commit=COMMIT,
         path=PATH,
     )
-    req = request(
-        [attr("service.name", AGENT), attr("loop_eval.source", SOURCE)], tr.finish(step, root_attrs)
-    )
+    req = agent_request(AGENT, SOURCE, tr.finish(step, root_attrs))
     meta = {
         "run_id": run_id,
         "source": SOURCE,
@@ -316,23 +342,10 @@ def main() -> None:
     ap.add_argument("--raw", required=True, help="bare git dir of ysymyth/ReAct, or the notebook")
     ap.add_argument("--out", required=True, help="output directory (e.g. /work/corpus-extra)")
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
     eps = episodes(read_notebook(a.raw))
     assert [e["index"] for e in eps] == list(range(len(eps))), "episodes out of order"
-    gz = os.path.join(a.out, f"{SOURCE}.otlp.jsonl.gz")
-    idx = os.path.join(a.out, f"{SOURCE}.runs.jsonl")
-    n_ok = 0
-    # mtime=0 keeps the .gz byte-identical across re-runs
-    with (
-        open(gz, "wb") as raw_f,
-        gzip.GzipFile(fileobj=raw_f, mode="wb", mtime=0) as g,
-        open(idx, "w") as f,
-    ):
-        for ep in eps:
-            req, meta = convert_episode(ep)
-            g.write((json.dumps(req, ensure_ascii=False) + "\n").encode("utf-8"))
-            f.write(json.dumps(meta, ensure_ascii=False) + "\n")
-            n_ok += meta["outcome"]["success"]
+    gz, metas = write_source(a.out, SOURCE, (convert_episode(ep) for ep in eps))
+    n_ok = sum(meta["outcome"]["success"] for meta in metas)
     print(f"{SOURCE}: {len(eps)} runs, {n_ok} with reward 1 -> {gz}")
 
 
