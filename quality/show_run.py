@@ -40,6 +40,14 @@ def h(s):
     return hashlib.sha1(s.encode("utf-8", "replace")).hexdigest()[:6]
 
 
+def canonical_args(raw):
+    """Arguments as sorted compact JSON, or the raw text when it is not JSON."""
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
+    except Exception:
+        return raw
+
+
 def attrs(span):
     out = {}
     for a in span.get("attributes", []):
@@ -133,11 +141,7 @@ def main():
                     )
             continue
         tool = at.get("gen_ai.tool.name")
-        args = at.get("gen_ai.tool.call.arguments") or ""
-        try:
-            cargs = json.dumps(json.loads(args), sort_keys=True, separators=(",", ":"))
-        except Exception:
-            cargs = args
+        cargs = canonical_args(at.get("gen_ai.tool.call.arguments") or "")
         res = str(at.get("gen_ai.tool.call.result") or "")
         ah = h(tool + "\x00" + cargs)
         rh = h(mask(res))

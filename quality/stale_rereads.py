@@ -21,7 +21,7 @@ import json
 import os
 from collections.abc import Iterator
 
-from show_run import attrs, h, mask
+from show_run import attrs, canonical_args, h, mask
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LABEL_FILES = ("labels.jsonl", "labels_sources.jsonl")
@@ -63,11 +63,7 @@ def tool_calls(request: dict) -> list[tuple[str, str, bool]]:
         tool = at.get("gen_ai.tool.name")
         if not tool or span["name"].startswith("chat"):
             continue
-        raw = at.get("gen_ai.tool.call.arguments") or ""
-        try:
-            arguments = json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"))
-        except ValueError:
-            arguments = raw
+        arguments = canonical_args(at.get("gen_ai.tool.call.arguments") or "")
         result = str(at.get("gen_ai.tool.call.result") or "")
         failed = span.get("status", {}).get("code") == 2
         calls.append((h(tool + "\x00" + arguments), h(mask(result)), failed))
