@@ -14,7 +14,6 @@ holding the result files under their repository paths. Stdlib only.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import os
@@ -22,6 +21,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from react_webshop import write_source  # the shared writer of a source's two files
 
 SOURCE = "tau2_telecom"
 REPO = "sierra-research/tau2-bench"
@@ -314,19 +316,9 @@ def main(
     ap.add_argument("--raw", required=True, help="tau2-bench git dir or extracted tree")
     ap.add_argument("--out", required=True, help="output folder")
     a = ap.parse_args(argv)
-    os.makedirs(a.out, exist_ok=True)
-    n = ok = 0
-    gz = os.path.join(a.out, f"{source}.otlp.jsonl.gz")
-    with (
-        gzip.GzipFile(gz, "wb", mtime=0) as g,
-        open(os.path.join(a.out, f"{source}.runs.jsonl"), "w") as idx,
-    ):
-        for trace, row in runs(a.raw, source, files, agent):
-            g.write((json.dumps(trace, ensure_ascii=False) + "\n").encode())
-            idx.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-            ok += row["outcome"]["success"]
-    print(f"{source}: {n} runs, {ok} with reward 1", file=sys.stderr)
+    _, rows = write_source(a.out, source, runs(a.raw, source, files, agent))
+    ok = sum(row["outcome"]["success"] for row in rows)
+    print(f"{source}: {len(rows)} runs, {ok} with reward 1", file=sys.stderr)
 
 
 if __name__ == "__main__":
