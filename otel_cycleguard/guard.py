@@ -18,7 +18,7 @@ from typing import Any
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Detector, Dimension, ModelTurn, SessionDetector, Signal, ToolCall
 
-__all__ = ["CycleGuard", "Observer", "SessionEntry"]
+__all__ = ["CycleGuard", "Observer", "ObserverList", "SessionEntry"]
 
 logger = logging.getLogger("otel_cycleguard")
 
@@ -65,6 +65,75 @@ class Observer:
         """Detection fired; ``span_ref`` is whatever the caller passed to identify the span."""
 
 
+class ObserverList(list):  # type: ignore[type-arg]
+    """The guard's observers: a list that counts its changes, so the guard can keep, per
+    event, the methods that do something (an observer inherits a no-op for every event it
+    does not handle; calling those costs more than the guard's own work on a span)."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self._changed()
+
+    def extend(self, items: Iterable[Any]) -> None:
+        super().extend(items)
+        self._changed()
+
+    def insert(self, index: Any, item: Any) -> None:
+        super().insert(index, item)
+        self._changed()
+
+    def remove(self, item: Any) -> None:
+        super().remove(item)
+        self._changed()
+
+    def pop(self, index: Any = -1) -> Any:
+        item = super().pop(index)
+        self._changed()
+        return item
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        super().sort(*args, **kwargs)
+        self._changed()
+
+    def reverse(self) -> None:
+        super().reverse()
+        self._changed()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __delitem__(self, index: Any) -> None:
+        super().__delitem__(index)
+        self._changed()
+
+    def __iadd__(self, items: Iterable[Any]) -> ObserverList:  # type: ignore[override]
+        super().__iadd__(items)
+        self._changed()
+        return self
+
+
+def _handlers(observers: list[Any], method: str) -> list[tuple[Any, Callable[..., Any]]]:
+    """(observer, bound method) for the observers whose ``method`` is not the base no-op."""
+    noop = getattr(Observer, method)
+    out = []
+    for observer in observers:
+        bound = getattr(observer, method, None)
+        if bound is None or getattr(bound, "__func__", None) is noop:
+            continue
+        out.append((observer, bound))
+    return out
+
+
 class CycleGuard:
     """Feeds records into per-session detectors and fans results out to observers."""
 
@@ -77,11 +146,23 @@ class CycleGuard:
     ) -> None:
         self.config = config if config is not None else CycleGuardConfig()
         self.detector = Detector(self.config)
-        self.observers: list[Observer] = list(observers)
+        self._handlers: dict[str, list[tuple[Any, Callable[..., Any]]]] = {}
+        self._handlers_version = -1
+        self.observers = list(observers)  # an ObserverList (see the property)
         self._clock = clock
         self._sessions: OrderedDict[str, SessionEntry] = OrderedDict()
         self._lock = threading.Lock()
         self.evicted = {"lru": 0, "idle": 0}
+
+    @property
+    def observers(self) -> ObserverList:
+        """Who hears what the guard saw, in order; add with ``append`` or assign a list."""
+        return self._observers
+
+    @observers.setter
+    def observers(self, observers: Iterable[Observer]) -> None:
+        self._observers = ObserverList(observers)
+        self._handlers_version = -1  # a new list: its handlers are looked up afresh
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -225,9 +306,17 @@ class CycleGuard:
             self._tell("signals", entry, signals, span_ref)
 
     def _tell(self, method: str, *args: Any) -> None:
-        for observer in self.observers:
+        observers = self._observers
+        version = observers.version
+        if version != self._handlers_version:
+            self._handlers = {}
+            self._handlers_version = version
+        handlers = self._handlers.get(method)
+        if handlers is None:
+            handlers = self._handlers[method] = _handlers(observers, method)
+        for observer, handler in handlers:
             try:
-                getattr(observer, method)(*args)
+                handler(*args)
             except Exception:
                 logger.exception(
                     "otel-cycleguard observer %r failed in %s; continuing", observer, method

@@ -159,3 +159,53 @@ class TestSessions:
         guard.observe_tool_call("s", grep())
         guard.observe_tool_call("s", grep(), agent="coder")
         assert guard.get("s").agent == "coder"
+
+
+class Calls(Observer):
+    """Hears tool calls only (the other events stay the base no-ops)."""
+
+    def __init__(self, name: str, heard: list) -> None:
+        self.name = name
+        self.heard = heard
+
+    def tool_call(self, entry, call):
+        self.heard.append((self.name, call.arguments["q"]))
+
+
+def test_observers_added_or_replaced_after_the_first_span_are_told():
+    heard: list = []
+    guard = CycleGuard(load_config(environ={}), observers=[Calls("a", heard)])
+    guard.observe_tool_call("s", grep("1"))
+    guard.observers.append(Calls("b", heard))
+    guard.observe_tool_call("s", grep("2"))
+    guard.observers[0] = Calls("c", heard)
+    guard.observe_tool_call("s", grep("3"))
+    del guard.observers[0]
+    guard.observe_tool_call("s", grep("4"))
+    guard.observers = [Calls("d", heard)]
+    guard.observe_tool_call("s", grep("5"))
+    guard.observers += [Calls("e", heard)]
+    guard.observe_tool_call("s", grep("6"))
+    assert heard == [
+        ("a", "1"),
+        ("a", "2"), ("b", "2"),
+        ("c", "3"), ("b", "3"),
+        ("b", "4"),
+        ("d", "5"),
+        ("d", "6"), ("e", "6"),
+    ]  # fmt: skip
+
+
+def test_duck_typed_observers_and_instance_overrides_are_told():
+    heard: list = []
+
+    class Plain:  # not an Observer subclass: only what it has is called
+        def tool_call(self, entry, call):
+            heard.append(("plain", call.arguments["q"]))
+
+    overridden = Observer()
+    overridden.tool_call = lambda entry, call: heard.append(("instance", call.arguments["q"]))
+    guard = CycleGuard(load_config(environ={}), observers=[Plain(), overridden, Observer()])
+    guard.observe_tool_call("s", grep("1"))
+    guard.end_session("s")  # Plain has no session_ended: skipped, no error
+    assert heard == [("plain", "1"), ("instance", "1")]

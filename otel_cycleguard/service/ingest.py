@@ -19,6 +19,7 @@ shutdown) holds it too.
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 import time
 from collections import deque
@@ -27,7 +28,7 @@ from typing import Any
 
 from otel_cycleguard._ratelog import RateLimitedLog
 from otel_cycleguard.guard import CycleGuard
-from otel_cycleguard.pipeline import Scope, SpanPipeline
+from otel_cycleguard.pipeline import SpanPipeline
 from otel_cycleguard.service.sessions import Resolved, SessionResolver
 from otel_cycleguard.spans import SpanData, SpanRef
 from otel_cycleguard.worker import Worker
@@ -220,7 +221,7 @@ class Ingestor:
         if len(spans) > 1:
             # An OTLP request groups spans by instrumentation scope (the client library's model
             # spans, then the agent's tool spans): back to the order they ended in, the agent's.
-            spans = sorted(spans, key=_end_ns)
+            spans = sorted(spans, key=_END_NS)
         skip = self._skip
         for r in self.resolver.resolve(spans, skip):
             try:
@@ -246,13 +247,7 @@ class Ingestor:
     def _detect(self, r: Resolved) -> None:
         """One resolved span through the shared pipeline; an agent span ends its session."""
         span = r.span
-        self.pipeline.process(
-            span,
-            Scope(r.session, r.agent, r.subagent, ends_session=True),
-            SpanRef(span.trace_id, span.span_id, span.end_ns),
-            r.role,
-        )
+        self.pipeline.process(span, r, SpanRef(span.trace_id, span.span_id, span.end_ns), r.role)
 
 
-def _end_ns(span: SpanData) -> int:
-    return span.end_ns
+_END_NS = operator.attrgetter("end_ns")

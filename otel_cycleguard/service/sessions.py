@@ -34,6 +34,7 @@ from cachetools import FIFOCache
 
 from otel_cycleguard import conventions
 from otel_cycleguard.conventions import SpanRole
+from otel_cycleguard.pipeline import Scope
 from otel_cycleguard.spans import SpanData
 
 __all__ = ["Resolved", "SessionResolver"]
@@ -51,10 +52,22 @@ class _Known:
         self.delegating = delegating
 
 
-class Resolved:
-    """A tool or model span with its session, agent name and sub-agent flag."""
+class _Batch:
+    """One request's spans by id, and the ancestors' answer per parent span id."""
 
-    __slots__ = ("agent", "role", "session", "span", "subagent")
+    __slots__ = ("ancestors", "by_id")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, SpanData] | None = None
+        self.ancestors: dict[str, tuple[str | None, str | None, bool]] = {}
+
+
+class Resolved(Scope):
+    """A tool or model span with its session, agent name and sub-agent flag: the span and
+    the scope the pipeline takes (one object a span; its end, an agent span's, ends the
+    session's run)."""
+
+    __slots__ = ("role", "span")
 
     def __init__(self, span: SpanData, role: str, session: str, agent: str | None, subagent: bool):
         self.span = span
@@ -62,6 +75,7 @@ class Resolved:
         self.session = session
         self.agent = agent
         self.subagent = subagent
+        self.ends_session = True
 
 
 class SessionResolver:
@@ -89,7 +103,12 @@ class SessionResolver:
 
         A span whose resolution raises is passed to ``on_error`` and skipped; its neighbours
         are still resolved (without ``on_error`` the exception propagates)."""
-        batch: list[dict[str, SpanData] | None] = [None]  # the request's spans by id, lazily
+        # The request's spans by id (built when first needed) and what each parent's line of
+        # ancestors says: the spans of a request share their parents (a run's tool calls
+        # hang under one agent span), and within a request the answer for a parent does not
+        # change (every span of the request is in the batch: anything remembered meanwhile
+        # is found there first).
+        batch = _Batch()
         for span in spans:
             try:
                 resolved = self._resolve_one(span, spans, batch)
@@ -101,9 +120,7 @@ class SessionResolver:
             if resolved is not None:
                 yield resolved
 
-    def _resolve_one(
-        self, span: SpanData, spans: list[SpanData], batch: list[dict[str, SpanData] | None]
-    ) -> Resolved | None:
+    def _resolve_one(self, span: SpanData, spans: list[SpanData], batch: _Batch) -> Resolved | None:
         attrs = span.attributes
         role = conventions.classify(span.name, attrs)
         if role != SpanRole.TOOL and role != SpanRole.MODEL:
@@ -130,10 +147,14 @@ class SessionResolver:
         hint = None
         subagent = False
         if span.parent_span_id is not None and (own is None or agent is None or self._delegating):
-            by_id = batch[0]
-            if by_id is None:
-                by_id = batch[0] = {s.span_id: s for s in spans}
-            hint, up_agent, subagent = self._ancestors(span.parent_span_id, by_id)
+            found = batch.ancestors.get(span.parent_span_id)
+            if found is None:
+                if batch.by_id is None:
+                    batch.by_id = {s.span_id: s for s in spans}
+                found = batch.ancestors[span.parent_span_id] = self._ancestors(
+                    span.parent_span_id, batch.by_id
+                )
+            hint, up_agent, subagent = found
             agent = agent or up_agent
         if own is not None:
             session = own

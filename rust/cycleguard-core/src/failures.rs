@@ -16,6 +16,7 @@ use crate::normalize::Text;
 use crate::pystr::{self, is_decimal, is_space, is_word};
 use crate::settings::{ErrorStreakSettings, FailurePatterns};
 use crate::shell::{command_words, split_where};
+use crate::swar;
 
 /// `\S+: command not found` at the start of `rest`: the first run of non-space characters
 /// ends with `:` (after at least one character) and ` command not found` follows it.
@@ -82,16 +83,22 @@ pub fn default_failure(head: &str) -> bool {
     // (found by its `x`, a rare byte, five bytes in)
     const SYNTAX: &[u8] = b"syntax error";
     let bytes = head.as_bytes();
-    let syntax_error = bytes.iter().enumerate().any(|(j, &b)| {
-        b == b'x'
-            && j >= 5
-            && bytes[j - 5..].starts_with(SYNTAX)
-            && (bytes[j - 5 + SYNTAX.len()..].starts_with(b" near unexpected token")
-                || bytes[j - 5 + SYNTAX.len()..].starts_with(b" at line")
-                || bytes[j - 5 + SYNTAX.len()..].starts_with(b": unexpected"))
-    });
-    if syntax_error {
-        return true;
+    let mut j = 0;
+    loop {
+        j = swar::find(bytes, j, |w| swar::equal(w, b'x' as u64), |b| b == b'x');
+        if j >= bytes.len() {
+            break;
+        }
+        if j >= 5 && bytes[j - 5..].starts_with(SYNTAX) {
+            let rest = &bytes[j - 5 + SYNTAX.len()..];
+            if rest.starts_with(b" near unexpected token")
+                || rest.starts_with(b" at line")
+                || rest.starts_with(b": unexpected")
+            {
+                return true;
+            }
+        }
+        j += 1;
     }
     head.split('\n').any(failure_line)
 }
@@ -146,16 +153,24 @@ fn code_of(digits: &str) -> Code {
 /// `\bexit(?:ed with)? (?:code|status)[ :=]+(-?\d+)` or `"exit_code"\s*:\s*(-?\d+)`, the
 /// leftmost; the three start with different characters, and each is deterministic (giving
 /// back a greedy part leaves a character the next part cannot take).
+/// `<`, `"`, `e` or `E` eight bytes at a time (`| 0x20` folds exactly `E` onto `e`).
+#[inline(always)]
+fn exit_starts(w: u64) -> u64 {
+    swar::equal(w, b'<' as u64)
+        | swar::equal(w, b'"' as u64)
+        | swar::equal(w | 0x2020_2020_2020_2020, b'e' as u64)
+}
+
 pub fn exit_code(head: &str) -> Option<Code> {
     let bytes = head.as_bytes();
     let mut i = 0;
     // Only `<`, `"` and `e` or `E` start one of the three (no other character folds to `e`):
     // the scan jumps from one of those bytes (ASCII, so character boundaries) to the next.
-    while let Some(off) = bytes[i..]
-        .iter()
-        .position(|b| matches!(b, b'<' | b'"' | b'e' | b'E'))
-    {
-        i += off;
+    loop {
+        i = swar::find(bytes, i, exit_starts, |b| matches!(b, b'<' | b'"' | b'e' | b'E'));
+        if i >= bytes.len() {
+            break;
+        }
         let prev = head[..i].chars().next_back();
         let found = match bytes[i] {
             b'<' => match_ci(head, i, "<returncode>").and_then(|k| {

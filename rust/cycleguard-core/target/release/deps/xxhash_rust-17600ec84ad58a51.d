@@ -1,0 +1,12 @@
+/work/main/rust/cycleguard-core/target/release/deps/xxhash_rust-17600ec84ad58a51.d: /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/lib.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/utils.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh32_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh64_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3.rs
+
+/work/main/rust/cycleguard-core/target/release/deps/libxxhash_rust-17600ec84ad58a51.rlib: /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/lib.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/utils.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh32_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh64_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3.rs
+
+/work/main/rust/cycleguard-core/target/release/deps/libxxhash_rust-17600ec84ad58a51.rmeta: /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/lib.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/utils.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh32_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh64_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3_common.rs /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3.rs
+
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/lib.rs:
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/utils.rs:
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh32_common.rs:
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh64_common.rs:
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3_common.rs:
+/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/xxhash-rust-0.8.21/src/xxh3.rs:
