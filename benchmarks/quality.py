@@ -181,10 +181,10 @@ def replay_cycleguard(spans: list[SpanData], config: CycleGuardConfig) -> Outcom
             if signal.level == "term":
                 out.terms.append(where(signal.tool_call_index, signal.sequence))
                 out.dimensions.append(
-                signal.dimension
-                if signal.rule in ("", signal.dimension)
-                else f"{signal.dimension}/{signal.rule}"
-            )
+                    signal.dimension
+                    if signal.rule in ("", signal.dimension)
+                    else f"{signal.dimension}/{signal.rule}"
+                )
         if report.terminated_at is not None:
             t = report.terminated_at
             out.terminated_at = where(t.tool_call_index, t.sequence)
@@ -466,9 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         help="corpus folder (repeatable; default: the development corpus and, where it has "
         "been built, the extra sources' folder, $CYCLEGUARD_EXTRA_CORPUS or /work/corpus-extra)",
     )
-    ap.add_argument(
-        "--source", action="append", help="only the labels of this source (repeatable)"
-    )
+    ap.add_argument("--source", action="append", help="only the labels of this source (repeatable)")
     ap.add_argument(
         "--by-source", action="store_true", help="also one cycleguard table row per source"
     )

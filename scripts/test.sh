@@ -25,6 +25,7 @@ else
     echo "==> no Collector binary (see /tmp/otel-cycleguard-collector-build.log): its tests skip or fail"
 fi
 .venv/bin/ruff check otel_cycleguard tests benchmarks quality
+.venv/bin/ruff format --check --quiet otel_cycleguard tests benchmarks quality
 # the compiled core's own tests (cached build directory: see setup-env.sh)
 PYO3_PYTHON="$PWD/.venv/bin/python" cargo test --quiet --release --manifest-path rust/cycleguard-core/Cargo.toml
 exec .venv/bin/python -m pytest "$@"

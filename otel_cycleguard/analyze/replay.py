@@ -436,9 +436,7 @@ class Replayer:
                 self.guard.reset(report.session, action.dimension)
             elif isinstance(action, AskHuman):
                 self._record(report, "hitl", dimension, span, *at)
-                self._apply(
-                    state, signal, on_decision(signal, self._human, state.ladder), span, at
-                )
+                self._apply(state, signal, on_decision(signal, self._human, state.ladder), span, at)
             elif isinstance(action, Terminate):
                 self._record(report, "terminate", dimension, span, *at)
                 tool_index, turn_index, sequence = at

@@ -34,6 +34,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 def set_default_engine(engine: EscalationEngine | None, processor: Any = None) -> None:
     """Make ``engine`` the one ``check()`` uses when none is passed (what ``install`` records
     in :mod:`otel_cycleguard.installation`; for guards assembled by hand, and tests)."""
