@@ -249,33 +249,42 @@ impl Categorizer {
         args: &Args<'_, 'py>,
         read_only: Option<bool>,
     ) -> PyResult<ToolKind<'s>> {
-        let kind = self.classify_name(py, tool, read_only)?;
-        match kind.canonical.as_ref() {
-            "exec" => {
-                if kind.category == ACTION && readonly_command(py, args)? {
-                    return Ok(ToolKind::exec_readonly());
-                }
-                Ok(kind)
+        by_kind_and_arguments(py, self.classify_name(py, tool, read_only)?, args)
+    }
+}
+
+/// The part of `classify` the arguments decide, from the kind the tool's name gave
+/// (`names.rs` keeps that kind per name).
+pub fn by_kind_and_arguments<'s, 'py>(
+    py: Python<'py>,
+    kind: ToolKind<'s>,
+    args: &Args<'_, 'py>,
+) -> PyResult<ToolKind<'s>> {
+    match kind.canonical.as_ref() {
+        "exec" => {
+            if kind.category == ACTION && readonly_command(py, args)? {
+                return Ok(ToolKind::exec_readonly());
             }
-            "process" => {
-                if let Some(action) = args.process_action(py)? {
-                    if matches!(action.as_str(), "poll" | "log" | "status") {
-                        return Ok(ToolKind {
-                            canonical: Cow::Borrowed("process"),
-                            category: Cow::Borrowed(EXPLORATION),
-                            override_key: Cow::Borrowed("process"),
-                            is_poll: true,
-                            known: true,
-                        });
-                    }
-                }
-                Ok(kind)
-            }
-            c if !kind.known || matches!(c, "edit" | "write" | "create") => {
-                by_arguments(py, kind, args)
-            }
-            _ => Ok(kind),
+            Ok(kind)
         }
+        "process" => {
+            if let Some(action) = args.process_action(py)? {
+                if matches!(action.as_str(), "poll" | "log" | "status") {
+                    return Ok(ToolKind {
+                        canonical: Cow::Borrowed("process"),
+                        category: Cow::Borrowed(EXPLORATION),
+                        override_key: Cow::Borrowed("process"),
+                        is_poll: true,
+                        known: true,
+                    });
+                }
+            }
+            Ok(kind)
+        }
+        c if !kind.known || matches!(c, "edit" | "write" | "create") => {
+            by_arguments(py, kind, args)
+        }
+        _ => Ok(kind),
     }
 }
 

@@ -135,7 +135,7 @@ impl Watch for CategoryStreak {
         let c = cx.call;
         let category = xxh3_64(c.kind.category.as_bytes());
         let th = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
-        let changed = c.progress_aware && self.track(c.tool_hash, c.key);
+        let changed = c.member.progress_aware && self.track(c.tool_hash, c.key);
         let count = if category != self.category {
             self.category = category;
             1

@@ -167,7 +167,9 @@ pub fn exit_code(head: &str) -> Option<Code> {
     // Only `<`, `"` and `e` or `E` start one of the three (no other character folds to `e`):
     // the scan jumps from one of those bytes (ASCII, so character boundaries) to the next.
     loop {
-        i = swar::find(bytes, i, exit_starts, |b| matches!(b, b'<' | b'"' | b'e' | b'E'));
+        i = swar::find(bytes, i, exit_starts, |b| {
+            matches!(b, b'<' | b'"' | b'e' | b'E')
+        });
         if i >= bytes.len() {
             break;
         }
@@ -507,16 +509,16 @@ pub fn is_search(canonical: &str) -> bool {
     )
 }
 
-/// `ErrorStreak.is_failure(tool, error, result_text)` (`tool_lower`: the tool's name
-/// lower-cased).
+/// `ErrorStreak.is_failure(tool, error, result_text)` (`non_failing`: the tool's name,
+/// lower-cased, is one of `cfg.non_failing_tools`).
 pub fn is_failure(
     py: Python<'_>,
     cfg: &ErrorStreakSettings,
-    tool_lower: &str,
+    non_failing: bool,
     error: bool,
     result: Option<&Text<'_>>,
 ) -> PyResult<bool> {
-    if cfg.non_failing_tools.contains(tool_lower) {
+    if non_failing {
         return Ok(false);
     }
     if error {
@@ -554,12 +556,13 @@ fn head_py<'py>(
     crate::args::py_head(&text.to_py(py), n)
 }
 
-/// `refine_failure(tool, canonical, arguments, result_text, failed, config)`.
+/// `refine_failure(tool, canonical, arguments, result_text, failed, config)` (`non_failing`
+/// as for [`is_failure`]).
 #[allow(clippy::too_many_arguments)]
 pub fn refine_failure<'py>(
     py: Python<'py>,
     cfg: &ErrorStreakSettings,
-    tool_lower: &str,
+    non_failing: bool,
     canonical: &str,
     args: &Args<'_, 'py>,
     result: &Text<'py>,
@@ -567,7 +570,7 @@ pub fn refine_failure<'py>(
 ) -> PyResult<bool> {
     let is_exec = canonical == "exec";
     let search = is_search(canonical);
-    if !(is_exec || search) || cfg.non_failing_tools.contains(tool_lower) {
+    if !(is_exec || search) || non_failing {
         return Ok(failed);
     }
     let text = result.as_str();

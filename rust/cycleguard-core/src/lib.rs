@@ -14,6 +14,7 @@ pub mod fasthash;
 pub mod heap;
 pub mod json;
 pub mod mask;
+pub mod names;
 pub mod normalize;
 pub mod pyclass;
 pub mod pystr;
@@ -478,10 +479,12 @@ fn refine_failure<'py>(
     };
     let cfg = settings::ErrorStreakSettings::read(py, config)?;
     let tool = args::py_text(tool)?;
-    let tool_lower = normalize::lower(py, &tool)?;
+    let non_failing = cfg
+        .non_failing_tools
+        .contains(normalize::lower(py, &tool)?.as_ref());
     let text = normalize::Text::from_py(result)?;
     with_args(arguments, |a| {
-        failures::refine_failure(py, &cfg, &tool_lower, canonical, a, &text, failed)
+        failures::refine_failure(py, &cfg, non_failing, canonical, a, &text, failed)
     })
 }
 

@@ -268,16 +268,42 @@ pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The digit-led alternatives at `i`, in the reference order.
+///
+/// Most digits start none of them (a short number in prose), so each alternative is tried
+/// only where the run of digits at `i` and the byte after it allow a match; the condition
+/// beside each is necessary for it (`next` is 0 past the end, in no class):
+/// - ISO timestamp: exactly 4 digits, then `-` or `/`;
+/// - clock time: exactly 2 digits, then `:`;
+/// - UUID: 8 hex characters before its first `-`, so 8 digits or a hex letter next;
+/// - hex literal: `0x`, a single digit then `x`;
+/// - hex id: a run of `[0-9a-f]` with a letter in it, so `a`-`f` next;
+/// - duration: a unit letter (`m`, `u`, `n`, `s`) next, or `.` or a space before it;
+/// - four digits or more: matched by the digit run (`\d{4,}`) when nothing before did;
+/// - decimal: `.` next.
 #[inline]
 pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
-    iso_timestamp(t, i)
-        .or_else(|| clock_time(t, i))
-        .or_else(|| uuid(t, i))
-        .or_else(|| hex_literal(t, i))
-        .or_else(|| hex_id(t, i))
-        .or_else(|| duration(t, i))
-        .or_else(|| digit_run(t, i))
-        .or_else(|| decimal(t, i))
+    let digits = run(t, i, is_digit);
+    let next = at(t, i + digits);
+    let tried = |possible: bool, alternative: fn(&[u8], usize) -> Option<usize>| {
+        if possible {
+            alternative(t, i)
+        } else {
+            None
+        }
+    };
+    tried(digits == 4 && (next == b'-' || next == b'/'), iso_timestamp)
+        .or_else(|| tried(digits == 2 && next == b':', clock_time))
+        .or_else(|| tried(digits >= 8 || is_hex(next), uuid))
+        .or_else(|| tried(digits == 1 && next == b'x', hex_literal))
+        .or_else(|| tried((b'a'..=b'f').contains(&next), hex_id))
+        .or_else(|| {
+            tried(
+                next == b'.' || is_space(next) || matches!(next, b'm' | b'u' | b'n' | b's'),
+                duration,
+            )
+        })
+        .or_else(|| tried(digits >= 4, digit_run))
+        .or_else(|| tried(next == b'.', decimal))
 }
 
 /// One `re.sub` pass: every match of `alternatives` (tried where `start` holds; `flags` is

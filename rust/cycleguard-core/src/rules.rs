@@ -244,9 +244,7 @@ impl Watch for NearDuplicateEdit {
             return Ok(None);
         }
         let c = cx.call;
-        let (count, period) = if !(cfg.tools.contains(c.kind.canonical.as_ref())
-            || cfg.tools.contains(c.tool_lower))
-        {
+        let (count, period) = if !c.member.near_duplicate {
             self.count = 0;
             self.run2 = 0;
             self.key = 0;
@@ -783,9 +781,7 @@ impl Watch for EditWithoutEffect {
         }
         let c = cx.call;
         let canonical = c.kind.canonical.as_ref();
-        let is_edit = cx.handed.shell_edit
-            || cfg.edit_tools.contains(canonical)
-            || cfg.edit_tools.contains(c.tool_lower);
+        let is_edit = cx.handed.shell_edit || c.member.edit;
         let is_check = canonical == "exec" && c.kind.category == ACTION && !c.kind.is_poll;
         let rounds = self.round(cx.py, is_edit, is_check, c.key, c.result, c.args)?;
         Ok(Crossing::rule_gated(

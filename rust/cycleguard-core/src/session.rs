@@ -3,7 +3,6 @@
 //! crossing from Python; [`Shared`] and [`Plan`] are what sessions of one detector and of one
 //! profile share (settings, normaliser, categoriser, the Python classes signals are made of).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
@@ -11,13 +10,14 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::args::{self, Args};
-use crate::categories::{Categorizer, ToolKind};
+use crate::categories::{by_kind_and_arguments, Categorizer, ToolKind};
 use crate::dims::{
     Budget, CategoryStreak, ErrorStreak, IdenticalCall, PollNoProgress, StateRevisit, TextLoop,
     ToolPattern, SKETCH_SIZE,
 };
 use crate::failures;
-use crate::normalize::{lower, Normalizer, Text};
+use crate::names::ToolNames;
+use crate::normalize::{Normalizer, Text};
 use crate::pystr::{self, encode_replace};
 use crate::rules::{
     failure_fold, EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit,
@@ -124,6 +124,8 @@ pub struct Plan {
     /// Evidence and units show at most this many recent calls.
     pub evidence: usize,
     pub ring_size: usize,
+    /// What each tool name decides for this profile (kept per name, bounded).
+    pub names: ToolNames,
 }
 
 impl Plan {
@@ -153,6 +155,7 @@ impl Plan {
             py_detector,
             evidence,
             ring_size,
+            names: ToolNames::default(),
         })
     }
 }
@@ -327,9 +330,23 @@ impl Session {
             Err(_) => None,
         };
         let args = Args::from_py(&arguments, arg_text)?;
-        let kind: ToolKind<'_> = shared
-            .categorizer
-            .classify(py, &tool_text, &args, read_only)?;
+        let names = plan.names.get(
+            py,
+            &shared.categorizer,
+            &shared.settings,
+            profile,
+            &tool_text,
+        )?;
+        let kind: ToolKind<'_> = if read_only.is_none() {
+            by_kind_and_arguments(py, names.kind(), &args)?
+        } else {
+            // `read_only` metadata can make the name's kind another (kept per name only
+            // without it)
+            shared
+                .categorizer
+                .classify(py, &tool_text, &args, read_only)?
+        };
+        let member = names.memberships(&shared.settings, profile, &kind.canonical);
         let mut key_buf = crate::normalize::take_buffer();
         let (key, start) = shared
             .normalizer
@@ -338,12 +355,12 @@ impl Session {
         let result_text = shared.normalizer.result_text(py, &tool, &result_obj)?;
         let result = shared.normalizer.text_hash(py, &result_text)?;
         let has_result = !result_obj.is_none();
-        let tool_lower: Cow<'_, str> = lower(py, &tool_text)?;
+        let tool_lower: &str = &names.lower;
         let cfg = &profile.error_streak;
         let mut failed = failures::is_failure(
             py,
             cfg,
-            &tool_lower,
+            names.non_failing,
             error,
             has_result.then_some(&result_text),
         )?;
@@ -351,7 +368,7 @@ impl Session {
             failed = failures::refine_failure(
                 py,
                 cfg,
-                &tool_lower,
+                names.non_failing,
                 &kind.canonical,
                 &args,
                 &result_text,
@@ -366,28 +383,20 @@ impl Session {
             1
         };
         self.staleness.note(failed, fold);
-        let progress_aware = shared
-            .settings
-            .progress_aware_tools
-            .contains(kind.canonical.as_ref())
-            || shared
-                .settings
-                .progress_aware_tools
-                .contains(tool_lower.as_ref());
         let state = fingerprint(&call.getattr(pyo3::intern!(py, "state_fingerprint"))?)?;
         let facts = CallFacts {
             step,
             tool: &tool,
             tool_text: &tool_text,
-            tool_lower: &tool_lower,
-            tool_hash: xxh3_64(&encode_replace(&tool_text)),
+            tool_lower,
+            tool_hash: names.hash,
             kind: &kind,
             key,
             result,
             failed,
             args: &args,
             canonical,
-            progress_aware,
+            member,
             state,
             start_s: None,
             end_s: None,
@@ -444,9 +453,7 @@ impl Session {
                 .flatten()
                 .is_some_and(|t| !t.is_empty() && shell::edits_files(&t));
         let progress = !failed
-            && (cfg_d.progress_names.contains(kind.canonical.as_ref())
-                || cfg_d.progress_names.contains(tool_lower.as_ref())
-                || (cfg_d.progress_commands && shell_edit && to_forget));
+            && (member.progress_name || (cfg_d.progress_commands && shell_edit && to_forget));
         cx.handed.shell_edit = shell_edit;
         cx.handed.progress = progress;
         rule(&mut fired, self.density.on_call(&mut cx)?);

@@ -40,10 +40,10 @@ pub const fn digits(x: u64) -> u64 {
     between(x, b'0' as u64 - 1, b'9' as u64 + 1)
 }
 
-/// Hex letters `a-f` and `A-F`.
+/// Hex letters `a-f` and `A-F` (`x | 0x20` folds exactly `A-F` onto `a-f`, see `either_case`).
 #[inline(always)]
 pub const fn hex_letters(x: u64) -> u64 {
-    between(x, b'a' as u64 - 1, b'f' as u64 + 1) | between(x, b'A' as u64 - 1, b'F' as u64 + 1)
+    between(x | (L * 0x20), b'a' as u64 - 1, b'f' as u64 + 1)
 }
 
 /// A letter in either case (`lower`: a lower-case ASCII letter; `x | 0x20` folds exactly the

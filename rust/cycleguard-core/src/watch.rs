@@ -95,8 +95,9 @@ pub struct CallFacts<'a, 'py> {
     pub args: &'a Args<'a, 'py>,
     /// The canonical JSON of the arguments.
     pub canonical: &'a [u8],
-    /// The tool is progress-aware (category_streak halves its streak on new arguments).
-    pub progress_aware: bool,
+    /// The profile's tool lists this call's tool is in, by its name or its kind
+    /// (`progress_aware`: category_streak halves its streak on new arguments).
+    pub member: crate::names::Memberships,
     /// `hash_bytes(str(state_fingerprint))` when the call has a fingerprint.
     pub state: Option<u64>,
     pub start_s: Option<crate::settings::Num>,
