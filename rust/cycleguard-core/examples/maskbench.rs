@@ -35,6 +35,7 @@ fn parts(t: &[u8]) {
     for _ in 0..2000 {
         std::hint::black_box(replace_pass(
             t,
+            0,
             may_lead_letter,
             may_lead_letter_flags,
             letter_led,
@@ -46,6 +47,7 @@ fn parts(t: &[u8]) {
     for _ in 0..2000 {
         std::hint::black_box(replace_pass(
             t,
+            0,
             is_digit,
             _core::swar::digits,
             digit_led,

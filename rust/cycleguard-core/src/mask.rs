@@ -306,26 +306,29 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| tried(next == b'.', decimal))
 }
 
-/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds; `flags` is
-/// the same class eight bytes at a time, `crate::swar`) replaced by `with`; `None` when
-/// nothing matched.
+/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds, from `from`
+/// on: the caller knows none starts before it; `flags` is the same class eight bytes at a
+/// time, `crate::swar`) replaced by `with`; `None` when nothing matched.
 #[inline(always)]
 pub fn replace_pass(
     t: &[u8],
+    from: usize,
     start: impl Fn(u8) -> bool,
     flags: impl Fn(u64) -> u64,
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
 ) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    replace_pass_into(t, start, flags, alternatives, with, &mut out).then_some(out)
+    replace_pass_into(t, from, start, flags, alternatives, with, &mut out).then_some(out)
 }
 
 /// [`replace_pass`] into `out` (cleared first): whether anything matched (`out` is the
 /// replaced text then, else empty).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn replace_pass_into(
     t: &[u8],
+    from: usize,
     start: impl Fn(u8) -> bool,
     flags: impl Fn(u64) -> u64,
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
@@ -335,7 +338,7 @@ pub fn replace_pass_into(
     out.clear();
     let mut matched = false;
     let mut done = 0;
-    let mut i = 0;
+    let mut i = from;
     loop {
         i = swar::find(t, i, &flags, &start);
         if i >= t.len() {
@@ -393,19 +396,18 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     }
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
-    let first = if letter_candidate(t) {
+    let first = letter_candidate(t).and_then(|from| {
         replace_pass(
             t,
+            from,
             may_lead_letter,
             may_lead_letter_flags,
             letter_led,
             PLACEHOLDER,
         )
-    } else {
-        None
-    };
+    });
     let source = first.as_deref().unwrap_or(t);
-    if !replace_pass_into(source, is_digit, swar::digits, digit_led, b'#', out) {
+    if !replace_pass_into(source, 0, is_digit, swar::digits, digit_led, b'#', out) {
         match first {
             Some(first) => *out = first,
             None => return false,
@@ -427,15 +429,19 @@ fn pid_at(t: &[u8], i: usize) -> bool {
     at(t, i + 1).eq_ignore_ascii_case(&b'i') && at(t, i + 2).eq_ignore_ascii_case(&b'd')
 }
 
-/// Whether the letter-led pass can match: 7 hex characters in a row, or `pid` in any case (a
-/// superset test: the pass finds nothing where it says no). Eight bytes at a time: the hex
-/// run carried from word to word, a run of 7 inside one word found by and-ing the flags with
-/// themselves shifted.
-fn letter_candidate(t: &[u8]) -> bool {
+/// Where the letter-led pass must begin: no letter-led match starts before the returned
+/// position, and None when none can start anywhere (a superset test: the pass finds nothing
+/// where it says none). Every letter-led match starts a run of 7 hex characters (a UUID's
+/// first group, a hex id) or `pid` in any case. Eight bytes at a time: the hex run carried
+/// from word to word, a run of 7 inside one word found by and-ing the flags with themselves
+/// shifted. A run found in a word started at most 6 bytes before it (a longer carried run
+/// would have been found in the word before), so the pass may begin one word back.
+fn letter_candidate(t: &[u8]) -> Option<usize> {
     const H: u64 = 0x8080_8080_8080_8080;
     let mut run = 0usize; // hex bytes ending the previous word
     let mut i = 0;
     while i + 8 <= t.len() {
+        let back = i.saturating_sub(8);
         let x = swar::word(t, i);
         let p = swar::p_either(x);
         if p != 0 {
@@ -443,13 +449,13 @@ fn letter_candidate(t: &[u8]) -> bool {
             let i_next = swar::either_case(x, b'i') >> 8;
             let d_next = swar::either_case(x, b'd') >> 16;
             if p & i_next & d_next != 0 {
-                return true;
+                return Some(back);
             }
             // a p in the last two bytes may begin one that runs into the next word
             let mut edge = p & 0x8080_0000_0000_0000;
             while edge != 0 {
                 if pid_at(t, i + (edge.trailing_zeros() / 8) as usize) {
-                    return true;
+                    return Some(back);
                 }
                 edge &= edge - 1;
             }
@@ -458,36 +464,39 @@ fn letter_candidate(t: &[u8]) -> bool {
         if f == H {
             run += 8;
             if run >= 7 {
-                return true;
+                return Some(back);
             }
         } else {
             let lead = ((!f & H).trailing_zeros() / 8) as usize;
             if run + lead >= 7 {
-                return true;
+                return Some(back);
             }
-            let inner = f & (f >> 8) & (f >> 16) & (f >> 24) & (f >> 32) & (f >> 40) & (f >> 48);
-            if inner != 0 {
-                return true;
+            // bytes j..j+6 all hex, in three steps: j..j+1, j..j+3, then j..j+3 and j+3..j+6
+            let two = f & (f >> 8);
+            let four = two & (two >> 16);
+            if four & (four >> 24) != 0 {
+                return Some(back);
             }
             run = ((!f & H).leading_zeros() / 8) as usize;
         }
         i += 8;
     }
+    let back = i.saturating_sub(8);
     for j in i..t.len() {
         let b = t[j];
         if is_hex(b) {
             run += 1;
             if run >= 7 {
-                return true;
+                return Some(back);
             }
         } else {
             run = 0;
             if (b == b'p' || b == b'P') && pid_at(t, j) {
-                return true;
+                return Some(back);
             }
         }
     }
-    false
+    None
 }
 
 #[inline]
@@ -506,29 +515,48 @@ mod tests {
         }
     }
 
-    /// The byte-at-a-time reading of the candidate test.
-    fn candidate_bytewise(t: &[u8]) -> bool {
-        let mut hex = 0;
-        for (i, &b) in t.iter().enumerate() {
-            if is_hex(b) {
-                hex += 1;
-                if hex >= 7 {
-                    return true;
-                }
-            } else {
-                hex = 0;
-                if (b == b'p' || b == b'P') && pid_at(t, i) {
-                    return true;
-                }
+    /// The byte-at-a-time reading of the candidate test: the first position that starts a
+    /// run of 7 hex characters or `pid` in any case.
+    fn candidate_bytewise(t: &[u8]) -> Option<usize> {
+        (0..t.len()).find(|&j| {
+            (j + 7 <= t.len() && t[j..j + 7].iter().all(|&b| is_hex(b)))
+                || ((t[j] == b'p' || t[j] == b'P') && pid_at(t, j))
+        })
+    }
+
+    /// The word-at-a-time test finds a candidate exactly where there is one, and never
+    /// after the first; the letter-led pass begun there is the pass over the whole text.
+    fn agrees(t: &[u8]) -> bool {
+        let whole = replace_pass(
+            t,
+            0,
+            may_lead_letter,
+            may_lead_letter_flags,
+            letter_led,
+            PLACEHOLDER,
+        );
+        match (letter_candidate(t), candidate_bytewise(t)) {
+            (None, None) => whole.is_none(),
+            (Some(from), Some(first)) => {
+                from <= first
+                    && whole
+                        == replace_pass(
+                            t,
+                            from,
+                            may_lead_letter,
+                            may_lead_letter_flags,
+                            letter_led,
+                            PLACEHOLDER,
+                        )
             }
+            _ => false,
         }
-        false
     }
 
     #[test]
     fn the_word_at_a_time_candidate_test_is_the_bytewise_one() {
         let mut x: u64 = 7;
-        let alphabet = b"0a9fFgpPiIdD x-";
+        let alphabet = b"0a9fFgpPiIdD x-:=";
         for _ in 0..200_000 {
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -537,12 +565,7 @@ mod tests {
             let t: Vec<u8> = (0..n)
                 .map(|k| alphabet[((x >> (k % 50)) as usize + k * 7) % alphabet.len()])
                 .collect();
-            assert_eq!(
-                letter_candidate(&t),
-                candidate_bytewise(&t),
-                "{:?}",
-                String::from_utf8_lossy(&t)
-            );
+            assert!(agrees(&t), "{:?}", String::from_utf8_lossy(&t));
         }
         // every byte drawn on its own (xorshift), over an alphabet rich in p, i, d and hex
         let mut y: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -559,7 +582,7 @@ mod tests {
                     alphabet[(y % alphabet.len() as u64) as usize]
                 })
                 .collect();
-            assert_eq!(letter_candidate(&t), candidate_bytewise(&t));
+            assert!(agrees(&t), "{:?}", String::from_utf8_lossy(&t));
         }
         for t in [
             &b"xxxxxxxpidxxxxxx"[..],
@@ -571,8 +594,8 @@ mod tests {
             b"xxxxxxpid",
             b"xpIdxxxxx",
         ] {
-            assert_eq!(letter_candidate(t), candidate_bytewise(t));
-            assert!(letter_candidate(t));
+            assert!(agrees(t));
+            assert!(letter_candidate(t).is_some());
         }
     }
 
