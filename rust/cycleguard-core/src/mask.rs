@@ -277,7 +277,7 @@ pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
 /// - UUID: 8 hex characters before its first `-`, so 8 digits or a hex letter next;
 /// - hex literal: `0x`, a single digit then `x`;
 /// - hex id: a run of `[0-9a-f]` with a letter in it, so `a`-`f` next;
-/// - duration: a unit letter (`m`, `u`, `n`, `s`) next, or `.` or a space before it;
+/// - duration: a unit letter (`m`, `u`, `n`, `s`) next or after one space, or `.` next;
 /// - four digits or more: matched by the digit run (`\d{4,}`) when nothing before did;
 /// - decimal: `.` next.
 #[inline]
@@ -297,10 +297,9 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| tried(digits == 1 && next == b'x', hex_literal))
         .or_else(|| tried((b'a'..=b'f').contains(&next), hex_id))
         .or_else(|| {
-            tried(
-                next == b'.' || is_space(next) || matches!(next, b'm' | b'u' | b'n' | b's'),
-                duration,
-            )
+            let unit = |b: u8| matches!(b, b'm' | b'u' | b'n' | b's');
+            let after_space = is_space(next) && unit(at(t, i + digits + 1));
+            tried(next == b'.' || unit(next) || after_space, duration)
         })
         .or_else(|| tried(digits >= 4, digit_run))
         .or_else(|| tried(next == b'.', decimal))
