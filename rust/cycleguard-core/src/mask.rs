@@ -405,6 +405,9 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
             PLACEHOLDER,
         )
     });
+    // The letter-led pass left a placeholder for each match (it returns nothing when none):
+    // the digit-led pass keeps them all (it is in none of its classes).
+    let lettered = first.is_some();
     let source = first.as_deref().unwrap_or(t);
     if !replace_pass_into(source, 0, is_digit, swar::digits, digit_led, b'#', out) {
         match first {
@@ -412,7 +415,7 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
             None => return false,
         }
     }
-    if first_had_placeholder(out) {
+    if lettered {
         for b in out.iter_mut() {
             if *b == PLACEHOLDER {
                 *b = b'#';
@@ -496,11 +499,6 @@ fn letter_candidate(t: &[u8]) -> Option<usize> {
         }
     }
     None
-}
-
-#[inline]
-fn first_had_placeholder(t: &[u8]) -> bool {
-    t.contains(&PLACEHOLDER)
 }
 
 #[cfg(test)]
