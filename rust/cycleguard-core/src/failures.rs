@@ -46,6 +46,32 @@ fn bin_shell(rest: &str) -> bool {
     command_not_found(tail)
 }
 
+/// The phrases the line patterns other than the prefixes need (a `command not found` line,
+/// a missing file, an unrecognized service): a head with none of them is read for the
+/// prefixes alone.
+const PHRASES: [&str; 3] = [
+    " command not found",
+    ": No such file or directory",
+    ": unrecognized service",
+];
+
+/// The line starts with one of the known failure prefixes (found by its first byte).
+fn known_prefix(line: &str) -> bool {
+    matches!(
+        line.as_bytes().first(),
+        Some(b'T' | b'E' | b'N' | b'd' | b'W')
+    ) && [
+        "Traceback (most recent call last):",
+        "E: ",
+        "EXECUTION TIMED OUT",
+        "No matches found for ",
+        "dpkg-query: no packages found matching ",
+        "WARNING: Package(s) not found: ",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
+}
+
 /// One line against the line-anchored built-in patterns.
 fn failure_line(line: &str) -> bool {
     // ^(?:/bin/\w*sh: (?:line \d+: )?|sudo: |bash: )?\S+: command not found
@@ -64,17 +90,7 @@ fn failure_line(line: &str) -> bool {
     {
         return true;
     }
-    line.ends_with(": unrecognized service")
-        || [
-            "Traceback (most recent call last):",
-            "E: ",
-            "EXECUTION TIMED OUT",
-            "No matches found for ",
-            "dpkg-query: no packages found matching ",
-            "WARNING: Package(s) not found: ",
-        ]
-        .iter()
-        .any(|p| line.starts_with(p))
+    line.ends_with(": unrecognized service") || known_prefix(line)
 }
 
 /// `DEFAULT_EXEC_FAILURE_PATTERNS` searched (multi-line) in `head`.
@@ -100,7 +116,11 @@ pub fn default_failure(head: &str) -> bool {
         }
         j += 1;
     }
-    head.split('\n').any(failure_line)
+    if PHRASES.iter().any(|phrase| head.contains(phrase)) {
+        head.split('\n').any(failure_line)
+    } else {
+        head.split('\n').any(known_prefix)
+    }
 }
 
 /// Case-insensitive comparison of ASCII `pattern` letters with `text` as Python's `re.I`
