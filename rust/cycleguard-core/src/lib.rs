@@ -23,6 +23,7 @@ pub mod session;
 pub mod settings;
 pub mod shell;
 pub mod signal;
+pub mod simd;
 pub mod state;
 pub mod swar;
 pub mod text;

@@ -442,6 +442,43 @@ fn letter_candidate(t: &[u8]) -> Option<usize> {
     const H: u64 = 0x8080_8080_8080_8080;
     let mut run = 0usize; // hex bytes ending the previous word
     let mut i = 0;
+    // Sixteen bytes at a time where SSE2 is there (x86-64), the same tests on bit masks (bit
+    // k: byte i + k); then words, then bytes, the run carried through.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    while i + 16 <= t.len() {
+        let back = i.saturating_sub(8);
+        let chunk = crate::simd::Chunk::at(t, i);
+        let p = chunk.either_case(b'p');
+        if p != 0 {
+            let i_next = chunk.either_case(b'i') >> 1;
+            let d_next = chunk.either_case(b'd') >> 2;
+            if p & i_next & d_next != 0 {
+                return Some(back);
+            }
+            let mut edge = p & 0xC000; // a p in the last two bytes, `pid` running on
+            while edge != 0 {
+                if pid_at(t, i + edge.trailing_zeros() as usize) {
+                    return Some(back);
+                }
+                edge &= edge - 1;
+            }
+        }
+        let f = chunk.hex();
+        if f == 0xFFFF {
+            return Some(back); // (16 hex bytes in a row)
+        }
+        let lead = (!f).trailing_zeros() as usize;
+        if run + lead >= 7 {
+            return Some(back);
+        }
+        let two = f & (f >> 1);
+        let four = two & (two >> 2);
+        if four & (four >> 3) != 0 {
+            return Some(back);
+        }
+        run = ((!f & 0xFFFF) << 16).leading_zeros() as usize;
+        i += 16;
+    }
     while i + 8 <= t.len() {
         let back = i.saturating_sub(8);
         let x = swar::word(t, i);
