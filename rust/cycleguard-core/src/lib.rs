@@ -16,7 +16,9 @@ pub mod json;
 pub mod mask;
 pub mod names;
 pub mod normalize;
+pub mod otlp_proto;
 pub mod pyclass;
+pub mod protowire;
 pub mod pystr;
 pub mod rules;
 pub mod session;
@@ -36,7 +38,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
 
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The UTF-8 bytes of an ASCII `str`; other text is refused (its classes are Python's).
@@ -163,6 +165,30 @@ fn canonical_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> Option<Bou
             .map(|raw| PyBytes::new(py, &raw))
     }))
     .unwrap_or(None)
+}
+
+/// `from_protobuf(body)` decoded by the core (see `otlp_proto`): `(spans, rejected, first
+/// reason)` as `from_request` collects them, or None where the Python path must decide
+/// (unusual input, or a panic: that path has the answer, so none is raised).
+#[pyfunction]
+fn otlp_spans<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    span_type: Bound<'py, PyType>,
+    span_fields: &Bound<'py, PyTuple>,
+    event_type: Bound<'py, PyType>,
+    event_fields: &Bound<'py, PyTuple>,
+    depth_limit: usize,
+) -> PyResult<Option<(Bound<'py, PyList>, usize, Option<String>)>> {
+    let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
+    let decoded = catch_unwind(AssertUnwindSafe(|| {
+        otlp_proto::decode(py, body, &classes, depth_limit)
+    }));
+    match decoded {
+        Ok(Ok(d)) => Ok(Some((d.spans, d.rejected, d.reason))),
+        Ok(Err(otlp_proto::Stop::Py(err))) => Err(err),
+        Ok(Err(otlp_proto::Stop::Unusual)) | Err(_) => Ok(None),
+    }
 }
 
 /// The Rust `Normalizer` beside the Python one it falls back on (`reference`), for the
@@ -663,6 +689,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(refine_failure, m)?)?;
     m.add_function(wrap_pyfunction!(default_failure, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(otlp_spans, m)?)?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<PyDetector>()?;
     m.add_class::<PySession>()?;
