@@ -17,8 +17,8 @@ pub mod mask;
 pub mod names;
 pub mod normalize;
 pub mod otlp_proto;
-pub mod pyclass;
 pub mod protowire;
+pub mod pyclass;
 pub mod pystr;
 pub mod rules;
 pub mod session;
@@ -167,6 +167,9 @@ fn canonical_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> Option<Bou
     .unwrap_or(None)
 }
 
+/// `(spans, rejected, first reason)`, the fields of a `Converted`.
+type OtlpSpans<'py> = (Bound<'py, PyList>, usize, Option<String>);
+
 /// `from_protobuf(body)` decoded by the core (see `otlp_proto`): `(spans, rejected, first
 /// reason)` as `from_request` collects them, or None where the Python path must decide
 /// (unusual input, or a panic: that path has the answer, so none is raised).
@@ -179,7 +182,7 @@ fn otlp_spans<'py>(
     event_type: Bound<'py, PyType>,
     event_fields: &Bound<'py, PyTuple>,
     depth_limit: usize,
-) -> PyResult<Option<(Bound<'py, PyList>, usize, Option<String>)>> {
+) -> PyResult<Option<OtlpSpans<'py>>> {
     let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
     let decoded = catch_unwind(AssertUnwindSafe(|| {
         otlp_proto::decode(py, body, &classes, depth_limit)

@@ -19,7 +19,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
 use std::hash::Hasher;
 
 use crate::fasthash::FxHasher;
-use crate::protowire::{utf8, Fields, Unusual};
+use crate::protowire::{utf8, Fields, Unusual, Wire};
 
 /// The fields of `SpanData`, in the order the decoder fills them.
 pub const SPAN_FIELDS: [&str; 11] = [
@@ -228,11 +228,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         let mut fields = Fields::new(message);
         while let Some((number, wire)) = fields.next_field()? {
             match number {
-                1 => {
-                    if resource.replace(wire.len()?).is_some() {
-                        return Err(Stop::Unusual); // upb merges the two
-                    }
-                }
+                1 => set_once(&mut resource, wire)?,
                 2 => {
                     wire.len()?;
                 }
@@ -271,14 +267,12 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
     }
 
     fn scope_spans(&mut self, message: &'b [u8], resource: &Bound<'py, PyDict>) -> Decoding<()> {
-        let mut scope = false;
+        let mut scope = None;
         let mut fields = Fields::new(message);
         while let Some((number, wire)) = fields.next_field()? {
             match number {
                 1 => {
-                    if std::mem::replace(&mut scope, true) {
-                        return Err(Stop::Unusual);
-                    }
+                    set_once(&mut scope, wire)?;
                     self.check_scope(wire.len()?)?;
                 }
                 2 => self.span(wire.len()?, resource)?,
@@ -318,11 +312,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
                 9 => self.key_value(wire.len()?, &attributes, 0)?,
                 11 => events.push(self.event(wire.len()?)?),
                 13 => self.check_link(wire.len()?)?,
-                15 => {
-                    if status.replace(wire.len()?).is_some() {
-                        return Err(Stop::Unusual); // upb merges the two
-                    }
-                }
+                15 => set_once(&mut status, wire)?,
                 16 => {
                     wire.fixed32()?; // flags
                 }
@@ -334,11 +324,21 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
             None => (false, ""),
         };
         if trace_id.len() != 16 || is_zero(trace_id) {
-            let reason = || Ok(format!("span {}: trace_id must be 16 non-zero bytes", repr(py, name)?));
+            let reason = || {
+                Ok(format!(
+                    "span {}: trace_id must be 16 non-zero bytes",
+                    repr(py, name)?
+                ))
+            };
             return self.reject(reason);
         }
         if span_id.len() != 8 || is_zero(span_id) {
-            let reason = || Ok(format!("span {}: span_id must be 8 non-zero bytes", repr(py, name)?));
+            let reason = || {
+                Ok(format!(
+                    "span {}: span_id must be 8 non-zero bytes",
+                    repr(py, name)?
+                ))
+            };
             return self.reject(reason);
         }
         if name.is_empty() {
@@ -443,11 +443,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         while let Some((number, wire)) = fields.next_field()? {
             match number {
                 1 => key = utf8(wire.len()?)?,
-                2 => {
-                    if value.replace(wire.len()?).is_some() {
-                        return Err(Stop::Unusual); // upb merges the two
-                    }
-                }
+                2 => set_once(&mut value, wire)?,
                 3 => {
                     wire.varint()?; // key_strindex
                 }
@@ -463,7 +459,11 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
     }
 
     /// `_value(v, depth)`: None for no value (unset, a string index).
-    fn any_value(&mut self, message: &'b [u8], depth: usize) -> Decoding<Option<Bound<'py, PyAny>>> {
+    fn any_value(
+        &mut self,
+        message: &'b [u8],
+        depth: usize,
+    ) -> Decoding<Option<Bound<'py, PyAny>>> {
         let py = self.py;
         Ok(Some(match read_value(message)? {
             Value::Unset | Value::StrIndex => return Ok(None),
@@ -553,11 +553,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
                 1 => {
                     utf8(wire.len()?)?;
                 }
-                2 => {
-                    if value.replace(wire.len()?).is_some() {
-                        return Err(Stop::Unusual);
-                    }
-                }
+                2 => set_once(&mut value, wire)?,
                 3 => {
                     wire.varint()?;
                 }
@@ -646,6 +642,14 @@ fn read_value(message: &[u8]) -> Result<Value<'_>, Unusual> {
     Ok(value)
 }
 
+/// A singular message field's bytes; a second occurrence is unusual (upb merges the two).
+fn set_once<'b>(slot: &mut Option<&'b [u8]>, wire: Wire<'b>) -> Result<(), Unusual> {
+    match slot.replace(wire.len()?) {
+        None => Ok(()),
+        Some(_) => Err(Unusual),
+    }
+}
+
 fn is_zero(bytes: &[u8]) -> bool {
     bytes.iter().all(|&b| b == 0)
 }
@@ -691,7 +695,10 @@ mod tests {
         // string_value "a", then int_value 5
         let msg = [0x0a, 1, b'a', 0x18, 5];
         assert!(matches!(read_value(&msg), Ok(Value::Int(5))));
-        assert!(matches!(read_value(&[0x10, 0x80, 0x80, 0x80, 0x80, 0x10]), Ok(Value::Bool(true))));
+        assert!(matches!(
+            read_value(&[0x10, 0x80, 0x80, 0x80, 0x80, 0x10]),
+            Ok(Value::Bool(true))
+        ));
     }
 
     #[test]

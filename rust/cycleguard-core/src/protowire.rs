@@ -90,7 +90,9 @@ impl<'a> Fields<'a> {
         }
         let wire = match tag & 7 {
             0 => Wire::Varint(self.varint()?),
-            1 => Wire::Fixed64(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| Unusual)?)),
+            1 => Wire::Fixed64(u64::from_le_bytes(
+                self.take(8)?.try_into().map_err(|_| Unusual)?,
+            )),
             2 => {
                 let len = self.varint()?;
                 if len > i32::MAX as u64 {
@@ -98,7 +100,9 @@ impl<'a> Fields<'a> {
                 }
                 Wire::Len(self.take(len as usize)?)
             }
-            5 => Wire::Fixed32(u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| Unusual)?)),
+            5 => Wire::Fixed32(u32::from_le_bytes(
+                self.take(4)?.try_into().map_err(|_| Unusual)?,
+            )),
             _ => return Err(Unusual), // groups (3, 4) and the invalid wire types 6 and 7
         };
         Ok(Some((number, wire)))
@@ -184,13 +188,13 @@ mod tests {
     #[test]
     fn malformed_input_is_unusual_never_a_panic() {
         for bad in [
-            &[0x08][..],             // varint missing
-            &[0x0a, 5, b'a'][..],    // length past the end
-            &[0x00, 0x01][..],       // field number 0
-            &[0x0b][..],             // start group
-            &[0x0c][..],             // end group
-            &[0x0e, 0][..],          // wire type 6
-            &[0x11, 1, 2][..],       // fixed64 cut short
+            &[0x08][..],                                  // varint missing
+            &[0x0a, 5, b'a'][..],                         // length past the end
+            &[0x00, 0x01][..],                            // field number 0
+            &[0x0b][..],                                  // start group
+            &[0x0c][..],                                  // end group
+            &[0x0e, 0][..],                               // wire type 6
+            &[0x11, 1, 2][..],                            // fixed64 cut short
             &[0x80, 0x80, 0x80, 0x80, 0x80, 0x08, 0][..], // six-byte tag
         ] {
             assert_eq!(all(bad), Err(Unusual), "{bad:?}");
