@@ -25,6 +25,7 @@ pub mod session;
 pub mod settings;
 pub mod shell;
 pub mod signal;
+pub mod slotted;
 pub mod state;
 pub mod swar;
 pub mod text;

@@ -14,12 +14,10 @@
 //! Python objects are made as `from_request` makes them, with two shortcuts that only
 //! identity could tell: keys, names and repeated ids of one request share one `str`.
 
+use crate::protowire::{utf8, Fields, Unusual, Wire};
+use crate::slotted::Slotted;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
-use std::hash::Hasher;
-
-use crate::fasthash::FxHasher;
-use crate::protowire::{utf8, Fields, Unusual, Wire};
 
 /// The fields of `SpanData`, in the order the decoder fills them.
 pub const SPAN_FIELDS: [&str; 11] = [
@@ -73,56 +71,26 @@ impl From<std::convert::Infallible> for Stop {
 
 type Decoding<T> = Result<T, Stop>;
 
-/// The classes the decoder instantiates, with their field names (the interned `str`s of
-/// the dataclasses, checked against [`SPAN_FIELDS`] and [`EVENT_FIELDS`]).
+/// The classes the decoder instantiates.
 pub struct Classes<'py> {
-    span: Bound<'py, PyType>,
-    span_fields: Vec<Bound<'py, PyString>>,
-    event: Bound<'py, PyType>,
-    event_fields: Vec<Bound<'py, PyString>>,
-    /// `object.__new__`: an instance with every slot empty, as `new_span` starts from.
-    new_object: Bound<'py, PyAny>,
+    span: Slotted<'py>,
+    event: Slotted<'py>,
 }
 
 impl<'py> Classes<'py> {
-    /// Fails (ValueError) when a dataclass's fields are not the ones this module fills: a
-    /// field added to `SpanData` must fail loudly rather than leave a slot unset.
+    /// `SpanData` and `SpanEvent` with their field names; fails (ValueError) when they are
+    /// not the fields this module fills.
     pub fn new(
         span: Bound<'py, PyType>,
         span_fields: &Bound<'py, PyTuple>,
         event: Bound<'py, PyType>,
         event_fields: &Bound<'py, PyTuple>,
     ) -> PyResult<Self> {
-        let py = span.py();
         Ok(Classes {
-            span_fields: checked_fields(span_fields, &SPAN_FIELDS)?,
-            event_fields: checked_fields(event_fields, &EVENT_FIELDS)?,
-            new_object: py.get_type::<PyAny>().getattr("__new__")?,
-            span,
-            event,
+            span: Slotted::new(span, span_fields, &SPAN_FIELDS)?,
+            event: Slotted::new(event, event_fields, &EVENT_FIELDS)?,
         })
     }
-}
-
-fn checked_fields<'py>(
-    fields: &Bound<'py, PyTuple>,
-    expected: &[&str],
-) -> PyResult<Vec<Bound<'py, PyString>>> {
-    let names = fields
-        .iter()
-        .map(|f| f.downcast_into::<PyString>().map_err(PyErr::from))
-        .collect::<PyResult<Vec<_>>>()?;
-    let same = names.len() == expected.len()
-        && names
-            .iter()
-            .zip(expected)
-            .all(|(n, e)| n.to_str().is_ok_and(|n| n == *e));
-    if !same {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "the compiled OTLP decoder fills the fields {expected:?}, the class has {fields}"
-        )));
-    }
-    Ok(names)
 }
 
 /// What `from_request` collects: the spans, how many were rejected, the first reason.
@@ -172,9 +140,7 @@ impl<'b, 'py> StringCache<'b, 'py> {
     }
 
     fn get(&mut self, py: Python<'py>, text: &'b str) -> Bound<'py, PyString> {
-        let mut h = FxHasher::default();
-        h.write(text.as_bytes());
-        let slot = &mut self.slots[(h.finish() >> (64 - CACHE_BITS)) as usize];
+        let slot = &mut self.slots[slot_of(text.as_bytes())];
         if let Some((cached, obj)) = slot {
             if *cached == text {
                 return obj.clone();
@@ -186,10 +152,25 @@ impl<'b, 'py> StringCache<'b, 'py> {
     }
 }
 
+/// A cache slot from a key's length and its first and last eight bytes (keys that share
+/// both ends only share a slot).
+fn slot_of(text: &[u8]) -> usize {
+    let mut ends = [0u8; 16];
+    let n = text.len().min(8);
+    ends[..n].copy_from_slice(&text[..n]);
+    ends[8..8 + n].copy_from_slice(&text[text.len() - n..]);
+    let head = u64::from_le_bytes(ends[..8].try_into().unwrap_or_default());
+    let tail = u64::from_le_bytes(ends[8..].try_into().unwrap_or_default());
+    let mixed =
+        (head ^ tail.rotate_left(29) ^ text.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> (64 - CACHE_BITS)) as usize
+}
+
 /// One `AnyValue`'s value as read (the last of the oneof on the wire).
 enum Value<'b> {
     Unset,
-    Str(&'b str),
+    /// Not yet checked: Python's decoder checks it as it makes the `str`.
+    Str(&'b [u8]),
     Bool(bool),
     Int(i64),
     Double(f64),
@@ -361,23 +342,19 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
             PyString::new(py, message).into_any()
         };
         let name = self.strings.get(py, name);
-        let span = self.instance(
-            &self.classes.span,
-            &self.classes.span_fields,
-            &[
-                trace.as_any(),
-                PyString::new(py, &hex_string(span_id)).as_any(),
-                name.as_any(),
-                &parent,
-                start.into_pyobject(py)?.as_any(),
-                end.into_pyobject(py)?.as_any(),
-                attributes.as_any(),
-                events.as_any(),
-                PyBool::new(py, error).as_any(),
-                &message,
-                resource.as_any(),
-            ],
-        )?;
+        let span = self.classes.span.make(&[
+            trace.as_any(),
+            PyString::new(py, &hex_string(span_id)).as_any(),
+            name.as_any(),
+            &parent,
+            start.into_pyobject(py)?.as_any(),
+            end.into_pyobject(py)?.as_any(),
+            attributes.as_any(),
+            events.as_any(),
+            PyBool::new(py, error).as_any(),
+            &message,
+            resource.as_any(),
+        ])?;
         self.out.spans.append(span)?;
         Ok(())
     }
@@ -423,11 +400,10 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         }
         let name = self.strings.get(py, name);
         let time = time.into_pyobject(py)?;
-        Ok(self.instance(
-            &self.classes.event,
-            &self.classes.event_fields,
-            &[name.as_any(), attributes.as_any(), time.as_any()],
-        )?)
+        Ok(self
+            .classes
+            .event
+            .make(&[name.as_any(), attributes.as_any(), time.as_any()])?)
     }
 
     /// One attribute into `out`, as `_attributes` does: a value the Python path reads as None
@@ -467,7 +443,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         let py = self.py;
         Ok(Some(match read_value(message)? {
             Value::Unset | Value::StrIndex => return Ok(None),
-            Value::Str(s) => PyString::new(py, s).into_any(),
+            Value::Str(s) => py_str(py, s)?.into_any(),
             Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
             Value::Int(i) => i.into_pyobject(py)?.into_any(),
             Value::Double(d) => PyFloat::new(py, d).into_any(),
@@ -571,6 +547,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         let (inner, array) = match read_value(message)? {
             Value::Array(inner) => (inner, true),
             Value::Map(inner) => (inner, false),
+            Value::Str(text) => return Ok(utf8(text).map(drop)?),
             _ => return Ok(()),
         };
         if depth >= self.limit {
@@ -586,31 +563,6 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         }
         Ok(())
     }
-
-    /// A new instance of a frozen slotted dataclass with `values` in its slots, as
-    /// `new_span` makes one (`object.__new__`, then each slot's descriptor).
-    fn instance(
-        &self,
-        class: &Bound<'py, PyType>,
-        names: &[Bound<'py, PyString>],
-        values: &[&Bound<'py, PyAny>],
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let obj = self.classes.new_object.call1((class,))?;
-        for (name, value) in names.iter().zip(values) {
-            // SAFETY: `PyObject_GenericSetAttr` is `object.__setattr__`, the call `new_span`
-            // makes through the slot descriptors (a frozen dataclass's own `__setattr__`
-            // refuses). The three pointers come from `Bound`s borrowed for the whole call,
-            // so they are live objects; holding `Python<'py>` means the GIL is held; the
-            // function borrows its arguments (it takes its own reference to the value).
-            let rc = unsafe {
-                pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr())
-            };
-            if rc != 0 {
-                return Err(PyErr::fetch(self.py));
-            }
-        }
-        Ok(obj)
-    }
 }
 
 /// An `AnyValue`'s fields: the last of the oneof wins, as in upb, but a message case next to
@@ -619,8 +571,8 @@ fn read_value(message: &[u8]) -> Result<Value<'_>, Unusual> {
     let (mut value, mut cases, mut has_message) = (Value::Unset, 0, false);
     let mut fields = Fields::new(message);
     while let Some((number, wire)) = fields.next_field()? {
-        value = match number {
-            1 => Value::Str(utf8(wire.len()?)?),
+        let next = match number {
+            1 => Value::Str(wire.len()?),
             2 => Value::Bool(wire.varint()? != 0),
             3 => Value::Int(wire.varint()? as i64),
             4 => Value::Double(f64::from_bits(wire.fixed64()?)),
@@ -633,6 +585,9 @@ fn read_value(message: &[u8]) -> Result<Value<'_>, Unusual> {
             }
             _ => continue,
         };
+        if let Value::Str(replaced) = std::mem::replace(&mut value, next) {
+            utf8(replaced)?; // upb checks every string it reads, the last one or not
+        }
         cases += 1;
         has_message |= matches!(value, Value::Array(_) | Value::Map(_));
     }
@@ -652,6 +607,26 @@ fn set_once<'b>(slot: &mut Option<&'b [u8]>, wire: Wire<'b>) -> Result<(), Unusu
 
 fn is_zero(bytes: &[u8]) -> bool {
     bytes.iter().all(|&b| b == 0)
+}
+
+/// `bytes.decode()`; invalid UTF-8 is unusual (upb refuses it).
+fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> Decoding<Bound<'py, PyString>> {
+    // SAFETY: the pointer and length are those of `bytes`, a live slice Python only reads
+    // during the call (a slice's length fits `isize`); a null `errors` means "strict"; the
+    // GIL is held (`py`). The answer is a new reference, or null with an exception set,
+    // which `from_owned_ptr_or_err` takes over; the object is a `str`, so the downcast holds.
+    let decoded = unsafe {
+        let ptr = pyo3::ffi::PyUnicode_DecodeUTF8(
+            bytes.as_ptr().cast(),
+            bytes.len() as pyo3::ffi::Py_ssize_t,
+            std::ptr::null(),
+        );
+        Bound::from_owned_ptr_or_err(py, ptr)
+    };
+    match decoded {
+        Ok(text) => Ok(text.downcast_into::<PyString>().map_err(PyErr::from)?),
+        Err(_) => Err(Stop::Unusual),
+    }
 }
 
 /// `bytes.hex()`.

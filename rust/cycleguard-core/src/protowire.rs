@@ -119,8 +119,20 @@ impl<'a> Fields<'a> {
     }
 
     /// A base-128 varint of at most ten bytes, the tenth holding only the 64th bit.
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, Unusual> {
+        // one byte: most tags, lengths and small numbers
+        if let Some((&byte, tail)) = self.rest.split_first() {
+            if byte < 0x80 {
+                self.rest = tail;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.long_varint()
+    }
+
+    #[inline(never)]
+    fn long_varint(&mut self) -> Result<u64, Unusual> {
         let mut value = 0u64;
         for i in 0..10 {
             let (&byte, tail) = self.rest.split_first().ok_or(Unusual)?;
