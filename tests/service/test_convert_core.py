@@ -386,7 +386,23 @@ BAD_UTF8 = b"\xff\xfe"
 
 @pytest.mark.parametrize(
     "where",
-    ["name", "trace_state", "key", "value", "event", "status", "scope", "link", "schema"],
+    [
+        "name",
+        "trace_state",
+        "key",
+        "value",
+        "event",
+        "status",
+        "scope",
+        "scope_attribute",
+        "link",
+        "schema",
+        "replaced_name",
+        "replaced_value",
+        "array_item",
+        "link_attribute",
+        "event_key",
+    ],
 )
 def test_invalid_utf8_in_a_string_field_is_left_to_upb(where: str) -> None:
     bad = BAD_UTF8
@@ -394,6 +410,9 @@ def test_invalid_utf8_in_a_string_field_is_left_to_upb(where: str) -> None:
         body = field(1, 2, field(3, 2, bad) + field(2, 2, field(2, 2, BASE)))
     elif where == "scope":
         body = field(1, 2, field(2, 2, field(1, 2, field(1, 2, bad)) + field(2, 2, BASE)))
+    elif where == "scope_attribute":
+        attribute = field(1, 2, b"k") + field(2, 2, field(1, 2, bad))
+        body = field(1, 2, field(2, 2, field(1, 2, field(3, 2, attribute)) + field(2, 2, BASE)))
     else:
         extra = {
             "name": field(5, 2, bad),
@@ -403,6 +422,18 @@ def test_invalid_utf8_in_a_string_field_is_left_to_upb(where: str) -> None:
             "event": field(11, 2, field(2, 2, bad)),
             "status": field(15, 2, field(2, 2, bad)),
             "link": field(13, 2, field(3, 2, bad)),
+            # upb checks a string even where a later value replaces it
+            "replaced_name": field(5, 2, bad) + field(5, 2, b"ok"),
+            "replaced_value": field(
+                9, 2, field(1, 2, b"k") + field(2, 2, field(1, 2, bad) + field(3, 0, b"\x01"))
+            ),
+            "array_item": field(
+                9, 2, field(1, 2, b"k") + field(2, 2, field(5, 2, field(1, 2, field(1, 2, bad))))
+            ),
+            "link_attribute": field(
+                13, 2, field(4, 2, field(1, 2, b"k") + field(2, 2, field(1, 2, bad)))
+            ),
+            "event_key": field(11, 2, field(3, 2, field(1, 2, bad))),
         }[where]
         body = wrap_span(BASE + extra)
     checked_by_upb(body)
