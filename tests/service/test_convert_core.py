@@ -4,6 +4,7 @@ and leaves to that path whatever it is not sure to read as upb does."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import struct
@@ -503,3 +504,16 @@ def test_a_smaller_depth_limit_is_honoured_by_leaving_the_value_to_python() -> N
     # its innermost array is 2 deep: a limit of 2 cuts it, 3 does not
     assert _core.otlp_spans(body, SpanData, FIELDS, SpanEvent, events, 2) is None
     assert _core.otlp_spans(body, SpanData, FIELDS, SpanEvent, events, 3) is not None
+
+
+def test_the_cores_spans_are_ordinary_frozen_span_data() -> None:
+    body = request(span(events=[Span.Event(name="e", time_unix_nano=3)])).SerializeToString()
+    core = from_protobuf_core(body)
+    assert core is not None
+    (got,), (want,) = core.spans, from_protobuf_upb(body).spans
+    assert got == want and repr(got) == repr(want)
+    assert type(got.events[0]) is SpanEvent and got.events == want.events
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.name = "changed"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.events[0].name = "changed"  # type: ignore[misc]
