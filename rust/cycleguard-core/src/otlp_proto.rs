@@ -11,8 +11,9 @@
 //! Python depth limit, which cuts them). Unknown fields are skipped; a repeated singular
 //! scalar keeps its last value, as upb does.
 //!
-//! Python objects are made as `from_request` makes them, with two shortcuts that only
-//! identity could tell: keys, names and repeated ids of one request share one `str`.
+//! Python objects are made as `from_request` makes them, but for one shortcut only identity
+//! could tell: within a request, equal keys and names, and a trace or parent id repeated
+//! from the span before, share one `str`.
 
 use crate::protowire::{utf8, Fields, Unusual, Wire};
 use crate::slotted::Slotted;
