@@ -184,15 +184,15 @@ fn otlp_spans<'py>(
     event_fields: &Bound<'py, PyTuple>,
     depth_limit: usize,
 ) -> PyResult<Option<OtlpSpans<'py>>> {
-    let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
     let decoded = catch_unwind(AssertUnwindSafe(|| {
-        otlp_proto::decode(py, body, &classes, depth_limit)
+        let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
+        match otlp_proto::decode(py, body, &classes, depth_limit) {
+            Ok(d) => Ok(Some((d.spans, d.rejected, d.reason))),
+            Err(otlp_proto::Stop::Py(err)) => Err(err),
+            Err(otlp_proto::Stop::Unusual) => Ok(None),
+        }
     }));
-    match decoded {
-        Ok(Ok(d)) => Ok(Some((d.spans, d.rejected, d.reason))),
-        Ok(Err(otlp_proto::Stop::Py(err))) => Err(err),
-        Ok(Err(otlp_proto::Stop::Unusual)) | Err(_) => Ok(None),
-    }
+    decoded.unwrap_or(Ok(None))
 }
 
 /// The Rust `Normalizer` beside the Python one it falls back on (`reference`), for the
