@@ -2,13 +2,14 @@
 
 The protobuf path is the hot one. An OTLP/HTTP body goes to the compiled core first
 (``_core.otlp_spans``, rust/cycleguard-core/src/otlp_proto.rs): it reads the wire bytes and
-makes the same :class:`SpanData` objects, about three times faster. On input it is not sure
-to read as upb does (malformed or unusual) it answers None, and the Python path decides: upb
-parses the message, :func:`from_request` turns ids into hex with ``bytes.hex()`` and attribute
-values with one ``WhichOneof`` each. That path is the reference the core is tested against
-(tests/service/test_convert_core.py); gRPC hands over parsed messages and uses it directly.
-Spans that cannot be used (missing or wrongly sized ids, no name) are counted as rejected,
-with the first reason kept for the OTLP partial-success message.
+makes the same :class:`SpanData` objects, about five times faster (benchmarks/convert.py).
+On input it is not sure to read as upb does (malformed or unusual) it answers None, and the
+Python path decides: upb parses the message, :func:`from_request` turns ids into hex with
+``bytes.hex()`` and attribute values with one ``WhichOneof`` each. That path is the reference
+the core is tested against (tests/service/test_convert_core.py); gRPC hands over parsed
+messages and uses it directly. Spans that cannot be used (missing or wrongly sized ids, no
+name) are counted as rejected, with the first reason kept for the OTLP partial-success
+message.
 """
 
 from __future__ import annotations
