@@ -517,3 +517,22 @@ def test_the_cores_spans_are_ordinary_frozen_span_data() -> None:
         got.name = "changed"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.events[0].name = "changed"  # type: ignore[misc]
+
+
+def test_from_protobuf_takes_the_core_path_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from otel_cycleguard.service import convert
+
+    good = request(span()).SerializeToString()
+    want = from_protobuf_upb(good)
+    calls: list[bytes] = []
+
+    def upb(body: bytes) -> Converted:
+        calls.append(body)
+        return from_protobuf_upb(body)
+
+    monkeypatch.setattr(convert, "from_protobuf_upb", upb)
+    assert_same(convert.from_protobuf(good), want)
+    assert calls == []  # the core answered
+    bad = good[:-1]
+    assert_same(outcome(convert.from_protobuf, bad), outcome(from_protobuf_upb, bad))
+    assert calls == [bad]
