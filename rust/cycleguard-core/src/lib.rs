@@ -16,6 +16,8 @@ pub mod json;
 pub mod mask;
 pub mod names;
 pub mod normalize;
+pub mod otlp_proto;
+pub mod protowire;
 pub mod pyclass;
 pub mod pystr;
 pub mod rules;
@@ -24,6 +26,7 @@ pub mod settings;
 pub mod shell;
 pub mod signal;
 pub mod simd;
+pub mod slotted;
 pub mod state;
 pub mod swar;
 pub mod text;
@@ -37,7 +40,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
 
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The UTF-8 bytes of an ASCII `str`; other text is refused (its classes are Python's).
@@ -164,6 +167,33 @@ fn canonical_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> Option<Bou
             .map(|raw| PyBytes::new(py, &raw))
     }))
     .unwrap_or(None)
+}
+
+/// `(spans, rejected, first reason)`, the fields of a `Converted`.
+type OtlpSpans<'py> = (Bound<'py, PyList>, usize, Option<String>);
+
+/// `from_protobuf(body)` decoded by the core (see `otlp_proto`): `(spans, rejected, first
+/// reason)` as `from_request` collects them, or None where the Python path must decide
+/// (unusual input, or a panic: that path has the answer, so none is raised).
+#[pyfunction]
+fn otlp_spans<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    span_type: Bound<'py, PyType>,
+    span_fields: &Bound<'py, PyTuple>,
+    event_type: Bound<'py, PyType>,
+    event_fields: &Bound<'py, PyTuple>,
+    depth_limit: usize,
+) -> PyResult<Option<OtlpSpans<'py>>> {
+    let decoded = catch_unwind(AssertUnwindSafe(|| {
+        let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
+        match otlp_proto::decode(py, body, &classes, depth_limit) {
+            Ok(d) => Ok(Some((d.spans, d.rejected, d.reason))),
+            Err(otlp_proto::Stop::Py(err)) => Err(err),
+            Err(otlp_proto::Stop::Unusual) => Ok(None),
+        }
+    }));
+    decoded.unwrap_or(Ok(None))
 }
 
 /// The Rust `Normalizer` beside the Python one it falls back on (`reference`), for the
@@ -664,6 +694,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(refine_failure, m)?)?;
     m.add_function(wrap_pyfunction!(default_failure, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(otlp_spans, m)?)?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<PyDetector>()?;
     m.add_class::<PySession>()?;
