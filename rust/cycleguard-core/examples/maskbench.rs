@@ -33,26 +33,12 @@ fn parts(t: &[u8]) {
     use _core::mask::*;
     let start = Instant::now();
     for _ in 0..2000 {
-        std::hint::black_box(replace_pass(
-            t,
-            0,
-            may_lead_letter,
-            may_lead_letter_flags,
-            letter_led,
-            0x80,
-        ));
+        std::hint::black_box(replace_pass(t, 0, find_letter_lead, letter_led, 0x80));
     }
     println!("letter pass {} ns", start.elapsed().as_nanos() / 2000);
     let start = Instant::now();
     for _ in 0..2000 {
-        std::hint::black_box(replace_pass(
-            t,
-            0,
-            is_digit,
-            _core::swar::digits,
-            digit_led,
-            b'#',
-        ));
+        std::hint::black_box(replace_pass(t, 0, _core::simd::find_digit, digit_led, b'#'));
     }
     println!("digit pass {} ns", start.elapsed().as_nanos() / 2000);
 }

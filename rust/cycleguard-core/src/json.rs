@@ -400,16 +400,10 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
-    let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
-    let flags = |x: u64| {
-        crate::swar::below(x, 0x20)
-            | crate::swar::equal(x, b'"' as u64)
-            | crate::swar::equal(x, b'\\' as u64)
-    };
     let mut run = 0;
     loop {
-        // the next byte to escape, eight bytes at a time (text rarely has one)
-        let i = crate::swar::find(bytes, run, flags, needs);
+        // the next byte to escape, sixteen or eight bytes at a time (text rarely has one)
+        let i = crate::simd::find_escape(bytes, run);
         out.extend_from_slice(&bytes[run..i]);
         if i >= bytes.len() {
             break;

@@ -10,6 +10,7 @@
 //! `\x1c`-`\x1f`). Non-ASCII text keeps Python's regular expressions (their Unicode classes
 //! are the reference). Every access is bounds-checked through `at`, so no input can panic.
 
+use crate::simd;
 use crate::swar;
 
 /// The byte at `i`, or 0 past the end (0 is in none of the classes below).
@@ -305,31 +306,28 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| tried(next == b'.', decimal))
 }
 
-/// One `re.sub` pass: every match of `alternatives` (tried where `start` holds, from `from`
-/// on: the caller knows none starts before it; `flags` is the same class eight bytes at a
-/// time, `crate::swar`) replaced by `with`; `None` when nothing matched.
+/// One `re.sub` pass: every match of `alternatives` (tried at each position `find` gives,
+/// the next one that can start a match, from `from` on: the caller knows none starts before
+/// it) replaced by `with`; `None` when nothing matched.
 #[inline(always)]
 pub fn replace_pass(
     t: &[u8],
     from: usize,
-    start: impl Fn(u8) -> bool,
-    flags: impl Fn(u64) -> u64,
+    find: impl Fn(&[u8], usize) -> usize,
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
 ) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    replace_pass_into(t, from, start, flags, alternatives, with, &mut out).then_some(out)
+    replace_pass_into(t, from, find, alternatives, with, &mut out).then_some(out)
 }
 
 /// [`replace_pass`] into `out` (cleared first): whether anything matched (`out` is the
 /// replaced text then, else empty).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn replace_pass_into(
     t: &[u8],
     from: usize,
-    start: impl Fn(u8) -> bool,
-    flags: impl Fn(u64) -> u64,
+    find: impl Fn(&[u8], usize) -> usize,
     alternatives: impl Fn(&[u8], usize) -> Option<usize>,
     with: u8,
     out: &mut Vec<u8>,
@@ -339,7 +337,7 @@ pub fn replace_pass_into(
     let mut done = 0;
     let mut i = from;
     loop {
-        i = swar::find(t, i, &flags, &start);
+        i = find(t, i);
         if i >= t.len() {
             break;
         }
@@ -360,6 +358,12 @@ pub fn replace_pass_into(
         out.extend_from_slice(&t[done..]);
     }
     matched
+}
+
+/// The next position at or after `i` that may lead a letter-led match.
+#[inline(always)]
+pub fn find_letter_lead(t: &[u8], i: usize) -> usize {
+    swar::find(t, i, may_lead_letter_flags, may_lead_letter)
 }
 
 /// [`may_lead_letter`] eight bytes at a time.
@@ -390,26 +394,18 @@ pub fn mask_ascii(t: &[u8]) -> Option<Vec<u8>> {
 /// text then, else empty).
 pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     out.clear();
-    if swar::find(t, 0, swar::digits, is_digit) == t.len() {
+    if simd::find_digit(t, 0) == t.len() {
         return false;
     }
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
-    let first = letter_candidate(t).and_then(|from| {
-        replace_pass(
-            t,
-            from,
-            may_lead_letter,
-            may_lead_letter_flags,
-            letter_led,
-            PLACEHOLDER,
-        )
-    });
+    let first = letter_candidate(t)
+        .and_then(|from| replace_pass(t, from, find_letter_lead, letter_led, PLACEHOLDER));
     // The letter-led pass left a placeholder for each match (it returns nothing when none):
     // the digit-led pass keeps them all (it is in none of its classes).
     let lettered = first.is_some();
     let source = first.as_deref().unwrap_or(t);
-    if !replace_pass_into(source, 0, is_digit, swar::digits, digit_led, b'#', out) {
+    if !replace_pass_into(source, 0, simd::find_digit, digit_led, b'#', out) {
         match first {
             Some(first) => *out = first,
             None => return false,
@@ -561,27 +557,12 @@ mod tests {
     /// The word-at-a-time test finds a candidate exactly where there is one, and never
     /// after the first; the letter-led pass begun there is the pass over the whole text.
     fn agrees(t: &[u8]) -> bool {
-        let whole = replace_pass(
-            t,
-            0,
-            may_lead_letter,
-            may_lead_letter_flags,
-            letter_led,
-            PLACEHOLDER,
-        );
+        let whole = replace_pass(t, 0, find_letter_lead, letter_led, PLACEHOLDER);
         match (letter_candidate(t), candidate_bytewise(t)) {
             (None, None) => whole.is_none(),
             (Some(from), Some(first)) => {
                 from <= first
-                    && whole
-                        == replace_pass(
-                            t,
-                            from,
-                            may_lead_letter,
-                            may_lead_letter_flags,
-                            letter_led,
-                            PLACEHOLDER,
-                        )
+                    && whole == replace_pass(t, from, find_letter_lead, letter_led, PLACEHOLDER)
             }
             _ => false,
         }

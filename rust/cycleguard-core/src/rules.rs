@@ -260,7 +260,7 @@ impl Watch for NearDuplicateEdit {
             let t = c.canonical;
             let mut from = 0;
             while from < t.len() {
-                let digit = crate::swar::find(t, from, crate::swar::digits, |b| b.is_ascii_digit());
+                let digit = crate::simd::find_digit(t, from);
                 buf.extend_from_slice(&t[from..digit]);
                 from = digit + 1;
             }

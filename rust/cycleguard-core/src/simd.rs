@@ -70,11 +70,125 @@ impl Chunk {
         Self::mask(unsafe { _mm_or_si128(digits, letters) })
     }
 
+    /// `[0-9]`.
+    #[inline(always)]
+    pub fn digits(&self) -> u32 {
+        Self::mask(Self::within(self.bytes, b'0', b'9'))
+    }
+
+    /// What a JSON string escapes: control characters, `"` and `\\`.
+    #[inline(always)]
+    pub fn escapes(&self) -> u32 {
+        let control = Self::within(self.bytes, 0, 0x1f);
+        // SAFETY: SSE2 is enabled for this build and these touch no memory (module doc).
+        let marks = unsafe {
+            _mm_or_si128(
+                _mm_cmpeq_epi8(self.bytes, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(self.bytes, _mm_set1_epi8(b'\\' as i8)),
+            )
+        };
+        // SAFETY: as above.
+        Self::mask(unsafe { _mm_or_si128(control, marks) })
+    }
+
     /// An ASCII letter in either case (`lower`: its lower-case form).
     #[inline(always)]
     pub fn either_case(&self, lower: u8) -> u32 {
         // SAFETY: SSE2 is enabled for this build and these touch no memory (module doc).
         Self::mask(unsafe { _mm_cmpeq_epi8(self.folded, _mm_set1_epi8(lower as i8)) })
+    }
+}
+
+/// The first index at or after `from` whose byte is in `class` (sixteen bytes at a time),
+/// then as `swar::find` reads the rest (`flags` and `test`: the same class).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn find16(
+    t: &[u8],
+    from: usize,
+    class: impl Fn(&Chunk) -> u32,
+    flags: impl Fn(u64) -> u64,
+    test: impl Fn(u8) -> bool,
+) -> usize {
+    let mut i = from;
+    while i + 16 <= t.len() {
+        let found = class(&Chunk::at(t, i));
+        if found != 0 {
+            return i + found.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    crate::swar::find(t, i, flags, test)
+}
+
+#[inline(always)]
+fn is_digit(b: u8) -> bool {
+    b.is_ascii_digit()
+}
+
+#[inline(always)]
+fn escaped(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+#[inline(always)]
+fn escaped_flags(x: u64) -> u64 {
+    crate::swar::below(x, 0x20)
+        | crate::swar::equal(x, b'"' as u64)
+        | crate::swar::equal(x, b'\\' as u64)
+}
+
+/// The first ASCII digit at or after `from`, or `t.len()`.
+#[inline(always)]
+pub fn find_digit(t: &[u8], from: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return find16(t, from, Chunk::digits, crate::swar::digits, is_digit);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    return crate::swar::find(t, from, crate::swar::digits, is_digit);
+}
+
+/// The first byte a JSON string escapes at or after `from` (a control character, `"`, `\\`),
+/// or `t.len()`.
+#[inline(always)]
+pub fn find_escape(t: &[u8], from: usize) -> usize {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return find16(t, from, Chunk::escapes, escaped_flags, escaped);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    return crate::swar::find(t, from, escaped_flags, escaped);
+}
+
+#[cfg(test)]
+mod find_tests {
+    use super::*;
+
+    #[test]
+    fn the_finders_find_the_first_member_from_any_start() {
+        let mut y: u64 = 0x2545_F491_4F6C_DD1D;
+        let alphabet = b"ab 09\"\\\n\x1f\x7f\x80\xff";
+        for _ in 0..20_000 {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            let n = (y % 70) as usize;
+            let t: Vec<u8> = (0..n)
+                .map(|_| {
+                    y ^= y << 13;
+                    y ^= y >> 7;
+                    y ^= y << 17;
+                    // mostly letters, so the members are sparse
+                    if y.is_multiple_of(5) {
+                        alphabet[((y >> 8) % alphabet.len() as u64) as usize]
+                    } else {
+                        b'a' + (y % 26) as u8
+                    }
+                })
+                .collect();
+            for from in 0..=n {
+                let naive = |class: fn(u8) -> bool| (from..n).find(|&i| class(t[i])).unwrap_or(n);
+                assert_eq!(find_digit(&t, from), naive(is_digit));
+                assert_eq!(find_escape(&t, from), naive(escaped));
+            }
+        }
     }
 }
 
