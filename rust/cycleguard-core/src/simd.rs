@@ -70,6 +70,12 @@ impl Chunk {
         Self::mask(unsafe { _mm_or_si128(digits, letters) })
     }
 
+    /// `[a-fA-F]`.
+    #[inline(always)]
+    pub fn hex_letters(&self) -> u32 {
+        Self::mask(Self::within(self.folded, b'a', b'f'))
+    }
+
     /// `[0-9]`.
     #[inline(always)]
     pub fn digits(&self) -> u32 {
