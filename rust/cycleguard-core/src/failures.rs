@@ -16,6 +16,7 @@ use crate::normalize::Text;
 use crate::pystr::{self, is_decimal, is_space, is_word};
 use crate::settings::{ErrorStreakSettings, FailurePatterns};
 use crate::shell::{command_words, split_where};
+use crate::simd;
 use crate::swar;
 
 /// `\S+: command not found` at the start of `rest`: the first run of non-space characters
@@ -101,7 +102,7 @@ pub fn default_failure(head: &str) -> bool {
     let bytes = head.as_bytes();
     let mut j = 0;
     loop {
-        j = swar::find(bytes, j, |w| swar::equal(w, b'x' as u64), |b| b == b'x');
+        j = simd::find_byte(bytes, j, b'x');
         if j >= bytes.len() {
             break;
         }
@@ -116,10 +117,21 @@ pub fn default_failure(head: &str) -> bool {
         }
         j += 1;
     }
-    if PHRASES.iter().any(|phrase| head.contains(phrase)) {
-        head.split('\n').any(failure_line)
-    } else {
-        head.split('\n').any(known_prefix)
+    // (each phrase has a `:` in it, or in the line before it: `\S+: command not found`)
+    let phrases = simd::find_byte(bytes, 0, b':') < bytes.len()
+        && PHRASES.iter().any(|phrase| head.contains(phrase));
+    let line_fails = if phrases { failure_line } else { known_prefix };
+    let mut start = 0;
+    loop {
+        let end = simd::find_byte(bytes, start, b'\n');
+        // (`\n` is ASCII: both ends are character boundaries)
+        if line_fails(&head[start..end]) {
+            return true;
+        }
+        if end >= bytes.len() {
+            return false;
+        }
+        start = end + 1;
     }
 }
 

@@ -70,6 +70,13 @@ impl Chunk {
         Self::mask(unsafe { _mm_or_si128(digits, letters) })
     }
 
+    /// Bytes equal to `byte`.
+    #[inline(always)]
+    pub fn equal(&self, byte: u8) -> u32 {
+        // SAFETY: SSE2 is enabled for this build and these touch no memory (module doc).
+        Self::mask(unsafe { _mm_cmpeq_epi8(self.bytes, _mm_set1_epi8(byte as i8)) })
+    }
+
     /// `[a-fA-F]`.
     #[inline(always)]
     pub fn hex_letters(&self) -> u32 {
@@ -144,6 +151,28 @@ fn escaped_flags(x: u64) -> u64 {
         | crate::swar::equal(x, b'\\' as u64)
 }
 
+/// The first `byte` (ASCII: the word-at-a-time test is exact below 128) at or after `from`,
+/// or `t.len()`.
+#[inline(always)]
+pub fn find_byte(t: &[u8], from: usize, byte: u8) -> usize {
+    debug_assert!(byte < 128);
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    return find16(
+        t,
+        from,
+        |c| c.equal(byte),
+        |x| crate::swar::equal(x, byte as u64),
+        |b| b == byte,
+    );
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    return crate::swar::find(
+        t,
+        from,
+        |x| crate::swar::equal(x, byte as u64),
+        |b| b == byte,
+    );
+}
+
 /// The first ASCII digit at or after `from`, or `t.len()`.
 #[inline(always)]
 pub fn find_digit(t: &[u8], from: usize) -> usize {
@@ -193,6 +222,8 @@ mod find_tests {
                 let naive = |class: fn(u8) -> bool| (from..n).find(|&i| class(t[i])).unwrap_or(n);
                 assert_eq!(find_digit(&t, from), naive(is_digit));
                 assert_eq!(find_escape(&t, from), naive(escaped));
+                assert_eq!(find_byte(&t, from, b'\n'), naive(|b| b == b'\n'));
+                assert_eq!(find_byte(&t, from, b'"'), naive(|b| b == b'"'));
             }
         }
     }
