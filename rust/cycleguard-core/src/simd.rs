@@ -3,18 +3,19 @@
 //! one 16-byte comparison does what two words of `crate::swar` do.
 //!
 //! Each function returns a bit mask: bit `k` is set when byte `i + k` is in the class. The
-//! sixteen bytes are read as two little-endian words (bounds-checked slices, no raw pointer).
+//! sixteen bytes are read with one unaligned load from a bounds-checked 16-byte slice.
 //!
 //! Soundness of the `unsafe` blocks: calling an SSE2 intrinsic is only unsafe because the
 //! CPU might lack SSE2. Everything here is compiled only where `target_feature = "sse2"` is
-//! enabled for the whole build (every x86-64 target enables it), so the CPU has it; and none
-//! of the intrinsics used reads or writes memory (values in registers only). Other builds
+//! enabled for the whole build (every x86-64 target enables it), so the CPU has it; and the
+//! intrinsics used touch no memory (values in registers only), except the one load, whose
+//! own comment says why it stays in bounds. Other builds
 //! have no such module; their callers use `crate::swar` alone.
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use std::arch::x86_64::{
-    __m128i, _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    _mm_set_epi64x, _mm_sub_epi8,
+    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+    _mm_set1_epi8, _mm_sub_epi8,
 };
 
 /// Sixteen bytes of text starting at `i` (`i + 16 <= t.len()`), case-folded where it helps.
@@ -30,11 +31,11 @@ pub struct Chunk {
 impl Chunk {
     #[inline(always)]
     pub fn at(t: &[u8], i: usize) -> Self {
-        let lo = crate::swar::word(t, i) as i64;
-        let hi = crate::swar::word(t, i + 8) as i64;
-        // SAFETY: SSE2 is enabled for this build and these touch no memory (module doc).
+        let sixteen: &[u8] = &t[i..i + 16]; // (bounds-checked: panics past the end)
+                                            // SAFETY: `sixteen` is 16 readable bytes, all an unaligned load reads (`loadu` has no
+                                            // alignment requirement); SSE2 is enabled for this build (module doc).
         unsafe {
-            let bytes = _mm_set_epi64x(hi, lo);
+            let bytes = _mm_loadu_si128(sixteen.as_ptr() as *const __m128i);
             Chunk {
                 bytes,
                 folded: _mm_or_si128(bytes, _mm_set1_epi8(0x20)),
