@@ -181,18 +181,16 @@ fn code_of(digits: &str) -> Code {
     pystr::parse_decimal(digits).map_or(Code::Huge, Code::Value)
 }
 
+/// `<`, `"`, `e` or `E` eight bytes at a time: what can start an exit code ([`exit_code`]).
+#[inline(always)]
+fn exit_starts(w: u64) -> u64 {
+    swar::equal(w, b'<' as u64) | swar::equal(w, b'"' as u64) | swar::either_case(w, b'e')
+}
+
 /// `_EXIT.search(head)` (re.I): `<returncode>\s*(-?\d+)\s*</returncode>`,
 /// `\bexit(?:ed with)? (?:code|status)[ :=]+(-?\d+)` or `"exit_code"\s*:\s*(-?\d+)`, the
 /// leftmost; the three start with different characters, and each is deterministic (giving
 /// back a greedy part leaves a character the next part cannot take).
-/// `<`, `"`, `e` or `E` eight bytes at a time (`| 0x20` folds exactly `E` onto `e`).
-#[inline(always)]
-fn exit_starts(w: u64) -> u64 {
-    swar::equal(w, b'<' as u64)
-        | swar::equal(w, b'"' as u64)
-        | swar::equal(w | 0x2020_2020_2020_2020, b'e' as u64)
-}
-
 pub fn exit_code(head: &str) -> Option<Code> {
     let bytes = head.as_bytes();
     let mut i = 0;

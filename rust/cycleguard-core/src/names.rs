@@ -169,15 +169,6 @@ impl ToolNames {
         Ok(facts)
     }
 
-    /// How many names are kept.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<NameFacts>>> {
         // A panic while the lock was held cannot leave the table half-written (an insert
         // either happened or not), so a poisoned lock's table is still good.
