@@ -14,7 +14,6 @@ message.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from otel_cycleguard import _core
 from otel_cycleguard.spans import SpanData, SpanEvent
 from otel_cycleguard.wire._json import loads as json_loads
-from otel_cycleguard.wire._spandata import FIELDS, new_span
+from otel_cycleguard.wire._spandata import EVENT_FIELDS, FIELDS, new_span
 from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH, spans_from_resource_spans
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
 _STATUS_ERROR = 2
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
-_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(SpanEvent))
 
 
 class Converted:
@@ -160,7 +158,7 @@ def from_protobuf_core(body: bytes) -> Converted | None:
     """:func:`from_protobuf` by the compiled core, or None where the Python path must decide."""
     if body.__class__ is not bytes:  # the core reads bytes; upb takes any buffer
         return None
-    decoded = _core.otlp_spans(body, SpanData, FIELDS, SpanEvent, _EVENT_FIELDS, MAX_VALUE_DEPTH)
+    decoded = _core.otlp_spans(body, SpanData, FIELDS, SpanEvent, EVENT_FIELDS, MAX_VALUE_DEPTH)
     if decoded is None:
         return None
     out = Converted()

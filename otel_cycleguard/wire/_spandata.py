@@ -15,12 +15,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from otel_cycleguard.spans import SpanData
+from otel_cycleguard.spans import SpanData, SpanEvent
 
-__all__ = ["FIELDS", "new_span"]
+__all__ = ["EVENT_FIELDS", "FIELDS", "new_span"]
 
 #: The field names of :class:`SpanData`, in the order :func:`new_span` takes them.
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SpanData))
+#: The field names of :class:`SpanEvent`, in declaration order (the core fills both).
+EVENT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SpanEvent))
 
 
 def _build() -> Callable[..., SpanData]:
