@@ -156,7 +156,10 @@ class CycleGuard:
 
     @property
     def observers(self) -> ObserverList:
-        """Who hears what the guard saw, in order; add with ``append`` or assign a list."""
+        """Who hears what the guard saw, in order; add with ``append`` or assign a list.
+
+        Each observer's methods are looked up when the list changes, not per event: a method
+        replaced on an observer already in the list is heard once the list changes again."""
         return self._observers
 
     @observers.setter
