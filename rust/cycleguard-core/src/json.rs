@@ -392,7 +392,8 @@ fn sorted_unique<'a>(mut items: Vec<(Cow<'a, str>, Value<'a>)>) -> Vec<(Cow<'a, 
 
 // -- writing ---------------------------------------------------------------------------------
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
+/// Lower-case hex digits (JSON's `\u00XX`, ids' hex).
+pub(crate) const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A JSON string as orjson writes it: `"`, `\` and control characters escaped (`\b \t \n
 /// \f \r`, else `\u00XX`), everything else (DEL and non-ASCII included) as it is.

@@ -632,11 +632,11 @@ fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> Decoding<Bound<'py, PyString>> 
 
 /// `bytes.hex()`.
 fn hex_string(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    use crate::json::HEX;
     let mut out = String::with_capacity(bytes.len() * 2);
     for &b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
     }
     out
 }
