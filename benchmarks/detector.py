@@ -9,9 +9,12 @@ Run: ``python benchmarks/detector.py`` (about 15 s). Everything is measured in t
    results, measured per call on the same sequence;
 2. the same with 200-byte arguments and results;
 3. memory held by 100,000 idle sessions that each saw 5 calls: the Python objects
-   (tracemalloc; a session's struct lives in its Python object) plus what the compiled core
-   allocated on its own heap meanwhile (its call rings and tables, which tracemalloc does not
-   see: counted by the core's allocator, ``_core.heap_bytes``).
+   (tracemalloc) plus what the compiled core allocated on its own heap meanwhile (its session
+   structs, call rings and tables, which tracemalloc does not see: counted by the core's
+   allocator, ``_core.heap_bytes``). Idle means hibernated, as the guard keeps a session
+   quiet past ``session_hibernate_after_s`` (default 60 s): its state packed until its next
+   call. Beside it, for reference: the same sessions awake, and the same sessions held by a
+   ``CycleGuard`` (its table and entries counted too) after its hibernation sweep.
 
 Beside them, on the same calls in the same run: Hermes agent's tool-call guardrail
 (``before_call`` + ``after_call``, hard stops on, one controller per session), fetched from the
@@ -34,6 +37,7 @@ import string
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -46,6 +50,7 @@ from hermes_reference import HERMES_VERSION, load_guardrail
 from otel_cycleguard import _core
 from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.detect import Detector, ToolCall
+from otel_cycleguard.guard import CycleGuard
 
 SEED = 20240501
 TOOLS = ("grep", "read", "edit", "bash", "open", "search", "write", "list", "job_status")
@@ -179,30 +184,28 @@ def measure(
     return min(det), min(flo), (min(ref) if ref else None)
 
 
-def idle_sessions_memory(count: int = 100_000, calls_each: int = 5) -> tuple[float, int, float]:
-    """MB held by ``count`` sessions after ``calls_each`` calls each (traced Python objects
-    and the core's own heap, after gc), bytes per session, and the core heap's part in MB."""
-    rng = random.Random(SEED + 1)
+IDLE_SESSIONS = 100_000
+CALLS_EACH = 5
+
+
+def _idle_call_pool() -> list[ToolCall]:
     # Small calls of the usual tools (what a session holds does not depend on call size).
-    pool = [
+    return [
         ToolCall(t, {"path": f"src/m{i}.py", "q": i}, f"result {i}", error=i % 7 == 0)
         for i, t in enumerate(TOOLS * 7)
     ]
-    det = Detector(CycleGuardConfig())
-    det.session("warm").observe_tool_call(pool[0])  # caches and lazy imports outside the trace
+
+
+def _held(build: Callable[[], object]) -> tuple[float, int, float]:
+    """MB held by what ``build`` returns (traced Python objects and the core's own heap,
+    after gc), bytes per idle session, and the core heap's part in MB."""
     gc.collect()
     gc.disable()  # full collections over millions of live objects would dominate the run
     tracemalloc.start()
     _core.heap_counting(True)
     before = tracemalloc.get_traced_memory()[0]
     heap_before = _core.heap_bytes()
-    sessions = {}
-    for i in range(count):
-        key = f"session-{i:08d}"
-        s = det.session(key, agent="bench")
-        for _ in range(calls_each):
-            s.observe_tool_call(pool[rng.randrange(len(pool))])
-        sessions[key] = s
+    kept = build()
     gc.enable()
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
@@ -210,8 +213,54 @@ def idle_sessions_memory(count: int = 100_000, calls_each: int = 5) -> tuple[flo
     _core.heap_counting(False)
     tracemalloc.stop()
     held = after - before + heap
-    del sessions
-    return held / 1e6, held // count, heap / 1e6
+    del kept
+    return held / 1e6, held // IDLE_SESSIONS, heap / 1e6
+
+
+def idle_sessions_memory(*, hibernate: bool) -> tuple[float, int, float]:
+    """Sessions made by the detector, ``CALLS_EACH`` calls each, kept in a dict by key;
+    hibernated as the guard does once they are quiet, or left awake."""
+    rng = random.Random(SEED + 1)
+    pool = _idle_call_pool()
+    det = Detector(CycleGuardConfig())
+    det.session("warm").observe_tool_call(pool[0])  # caches and lazy imports outside the trace
+
+    def build() -> dict[str, object]:
+        sessions = {}
+        for i in range(IDLE_SESSIONS):
+            key = f"session-{i:08d}"
+            s = det.session(key, agent="bench")
+            for _ in range(CALLS_EACH):
+                s.observe_tool_call(pool[rng.randrange(len(pool))])
+            if hibernate:
+                s.hibernate()
+            sessions[key] = s
+        return sessions
+
+    return _held(build)
+
+
+def guard_idle_sessions_memory() -> tuple[float, int, float]:
+    """The same sessions fed through a ``CycleGuard`` (a clock of its own), which then goes
+    past ``session_hibernate_after_s`` and sweeps: its table and entries are counted too."""
+    rng = random.Random(SEED + 1)
+    pool = _idle_call_pool()
+    now = [0.0]
+    config = CycleGuardConfig(max_sessions=2 * IDLE_SESSIONS)
+    guard = CycleGuard(config, clock=lambda: now[0])
+    guard.observe_tool_call("warm", pool[0])
+
+    def build() -> CycleGuard:
+        for i in range(IDLE_SESSIONS):
+            key = f"session-{i:08d}"
+            for _ in range(CALLS_EACH):
+                guard.observe_tool_call(key, pool[rng.randrange(len(pool))], agent="bench")
+        now[0] += (config.session_hibernate_after_s or 0.0) + 1.0
+        guard.expire_idle()
+        assert guard.hibernated == IDLE_SESSIONS + 1
+        return guard
+
+    return _held(build)
 
 
 def main() -> int:
@@ -226,7 +275,9 @@ def main() -> int:
     mixed_det, mixed_floor, mixed_ref = measure(mixed, guardrail)
     small_det, small_floor, small_ref = measure(small, guardrail)
     timed = time.perf_counter()
-    mem_mb, per_session, heap_mb = idle_sessions_memory()
+    mem_mb, per_session, heap_mb = idle_sessions_memory(hibernate=True)
+    awake_mb, awake_per_session, _ = idle_sessions_memory(hibernate=False)
+    guard_mb, guard_per_session, _ = guard_idle_sessions_memory()
     mem_s = time.perf_counter() - timed
 
     def verdict(ok: bool) -> str:
@@ -281,15 +332,18 @@ def main() -> int:
             f"<= {TARGET_MB:.0f} MB",
             verdict(mem_mb <= TARGET_MB),
         ),
+        ("  the same, awake", f"{awake_mb:.1f} MB", f"{awake_per_session} B/session"),
+        ("  in a CycleGuard", f"{guard_mb:.1f} MB", f"{guard_per_session} B/session"),
     ]
+    rows = [row + ("",) * (len(rows[0]) - len(row)) for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for n, row in enumerate(rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
     print(
-        f"\nidle sessions: {mem_mb - heap_mb:.1f} MB of Python objects (tracemalloc), "
-        f"{heap_mb:.1f} MB of the core's own heap"
+        f"\nidle sessions (hibernated): {mem_mb - heap_mb:.1f} MB of Python objects "
+        f"(tracemalloc), {heap_mb:.1f} MB of the core's own heap"
     )
     print(f"total time {time.perf_counter() - started:.1f} s (memory part {mem_s:.1f} s)")
     return 0

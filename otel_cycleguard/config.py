@@ -503,6 +503,8 @@ class CycleGuardConfig(_Strict):
     evidence_size: int = Field(default=5, ge=1, le=32)
     max_sessions: int = Field(default=10_000, ge=1)
     session_idle_ttl_s: float = Field(default=3600.0, gt=0)
+    # A session quiet this long is packed small until its next call (None: never).
+    session_hibernate_after_s: float | None = Field(default=60.0, gt=0)
     max_tool_label_values: int = Field(default=200, ge=1)
     escalation: EscalationConfig = Field(default_factory=EscalationConfig)
 

@@ -4,6 +4,14 @@ The span processor, the offline replay and the OTLP service all feed a :class:`C
 It owns the sessions (LRU with an idle TTL, both counted), serialises access to each session
 under one short lock, and tells its observers (metrics, trace annotation, escalation) what
 happened *outside* that lock. No OpenTelemetry or I/O here.
+
+Sessions that go quiet are hibernated: after ``session_hibernate_after_s`` without a call a
+session's state is packed into a few hundred bytes (the core's ``Session.hibernate``) and moves
+from the awake table to the sleeping one; its next call wakes it, detection unchanged. Both
+tables are in last-seen order and every sleeping session was seen before every awake one, so
+the LRU and the TTL take the oldest from the sleeping table first. The sweep runs when a
+session is created (the only time the tables grow) and in :meth:`CycleGuard.expire_idle`;
+each session is packed once per quiet spell, so it costs nothing per call.
 """
 
 from __future__ import annotations
@@ -150,7 +158,8 @@ class CycleGuard:
         self._handlers_version = -1
         self.observers = list(observers)  # an ObserverList (see the property)
         self._clock = clock
-        self._sessions: OrderedDict[str, SessionEntry] = OrderedDict()
+        self._sessions: OrderedDict[str, SessionEntry] = OrderedDict()  # awake, oldest first
+        self._sleeping: OrderedDict[str, SessionEntry] = OrderedDict()  # hibernated, oldest first
         self._lock = threading.Lock()
         self.evicted = {"lru": 0, "idle": 0}
 
@@ -209,37 +218,46 @@ class CycleGuard:
     def reset(self, session: str, dimension: Dimension) -> bool:
         """Reset one dimension of one session (self-heal, a human's "continue")."""
         with self._lock:
-            entry = self._sessions.get(session)
+            entry = self._find(session)
             if entry is None:
                 return False
-            entry.detector.reset(dimension)
+            entry.detector.reset(dimension)  # wakes a sleeping one; the next sweep packs it
             return True
 
     def end_session(self, session: str) -> None:
         """Tell observers a run finished. The session stays (a conversation may go on)."""
         with self._lock:
-            entry = self._sessions.get(session)
+            entry = self._find(session)
         if entry is not None:
             self._tell("session_ended", entry)
 
     def get(self, session: str) -> SessionEntry | None:
         """The live entry of a session, if any (no LRU touch)."""
         with self._lock:
-            return self._sessions.get(session)
+            return self._find(session)
 
     def counters(self, session: str) -> dict[str, int]:
         """A snapshot of a session's counters (empty when unknown)."""
         with self._lock:
-            entry = self._sessions.get(session)
-            return entry.detector.counters() if entry is not None else {}
+            entry = self._find(session)
+            return entry.detector.counters() if entry is not None else {}  # does not wake it
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._sessions) + len(self._sleeping)
+
+    @property
+    def hibernated(self) -> int:
+        """How many sessions are hibernated (their state packed until their next call)."""
+        return len(self._sleeping)
 
     def expire_idle(self) -> int:
-        """Drop sessions idle past the TTL; returns how many. Also done lazily on each call."""
+        """Drop sessions idle past the TTL and hibernate those quiet past
+        ``session_hibernate_after_s``; returns how many were dropped. Also done lazily
+        whenever a session is created."""
         with self._lock:
-            evicted = self._expire(self._clock())
+            now = self._clock()
+            evicted = self._expire(now)
+            self._hibernate_quiet(now)
         for entry in evicted:
             self._tell("session_evicted", entry, "idle")
         return len(evicted)
@@ -261,10 +279,17 @@ class CycleGuard:
             if agent and entry.agent is None:
                 entry.agent = agent
             return entry, False, []
+        entry = self._sleeping.pop(session, None)
+        if entry is not None:  # its detector wakes on the observation the caller makes
+            entry.last_seen = now
+            self._sessions[session] = entry
+            if agent and entry.agent is None:
+                entry.agent = agent
+            return entry, False, []
         evicted = [(e, "idle") for e in self._expire(now)]
-        while len(self._sessions) >= self.config.max_sessions:
-            _, oldest = self._sessions.popitem(last=False)
-            evicted.append((oldest, "lru"))
+        self._hibernate_quiet(now)
+        while len(self) >= self.config.max_sessions:
+            evicted.append((self._pop_oldest(), "lru"))
             self.evicted["lru"] += 1
         entry = SessionEntry(
             self.detector.session(session, agent=agent, subagent=subagent), agent, subagent, now
@@ -272,17 +297,40 @@ class CycleGuard:
         self._sessions[session] = entry
         return entry, True, evicted
 
+    def _find(self, session: str) -> SessionEntry | None:
+        entry = self._sessions.get(session)
+        return entry if entry is not None else self._sleeping.get(session)
+
+    def _pop_oldest(self) -> SessionEntry:
+        table = self._sleeping if self._sleeping else self._sessions
+        return table.popitem(last=False)[1]
+
     def _expire(self, now: float) -> list[SessionEntry]:
         deadline = now - self.config.session_idle_ttl_s
         out = []
-        while self._sessions:
-            oldest = next(iter(self._sessions.values()))
-            if oldest.last_seen >= deadline:
-                break
-            self._sessions.popitem(last=False)
-            out.append(oldest)
+        for table in (self._sleeping, self._sessions):
+            while table:
+                oldest = next(iter(table.values()))
+                if oldest.last_seen >= deadline:
+                    break
+                table.popitem(last=False)
+                out.append(oldest)
         self.evicted["idle"] += len(out)
         return out
+
+    def _hibernate_quiet(self, now: float) -> None:
+        after = self.config.session_hibernate_after_s
+        if after is None:
+            return
+        deadline = now - after
+        awake, sleeping = self._sessions, self._sleeping
+        while awake:
+            key, oldest = next(iter(awake.items()))
+            if oldest.last_seen >= deadline:
+                break
+            awake.popitem(last=False)
+            oldest.detector.hibernate()
+            sleeping[key] = oldest
 
     def _notify(
         self,
@@ -330,7 +378,7 @@ class CycleGuard:
     def export_sessions(self) -> list[dict[str, Any]]:
         """Every live session's detector state, oldest first (JSON-compatible, hashes only)."""
         with self._lock:
-            entries = list(self._sessions.values())
+            entries = [*self._sleeping.values(), *self._sessions.values()]
             out = []
             for entry in entries:
                 extra = entry.extra
@@ -371,9 +419,10 @@ class CycleGuard:
             entry.first_term_step = saved.get("first_term_step")
             entry.extra = dict(saved.get("extra") or {}) or None
             with self._lock:
+                self._sleeping.pop(key, None)
                 self._sessions[key] = entry
                 self._sessions.move_to_end(key)
-                while len(self._sessions) > self.config.max_sessions:
-                    self._sessions.popitem(last=False)
+                while len(self) > self.config.max_sessions:
+                    self._pop_oldest()
             restored += 1
         return restored

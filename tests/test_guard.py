@@ -104,6 +104,68 @@ class TestIdleTtl:
         assert guard.counters("busy")["identical_call"] == 5
 
 
+class TestHibernation:
+    """Sessions quiet past `session_hibernate_after_s` are packed small and wake on their next
+    call with their state intact; the LRU, the TTL and the restart state still see them."""
+
+    def test_quiet_sessions_hibernate_when_a_session_is_created(self, clock):
+        guard = make_guard(clock, session_hibernate_after_s=30)
+        guard.observe_tool_call("quiet", grep())
+        clock.now += 20
+        guard.observe_tool_call("recent", grep())
+        clock.now += 11
+        guard.observe_tool_call("new", grep())
+        assert guard.get("quiet").detector.hibernated
+        assert not guard.get("recent").detector.hibernated
+        assert guard.hibernated == 1 and len(guard) == 3
+
+    def test_a_woken_session_goes_on_counting_where_it_stopped(self, clock):
+        """Three identical calls, a quiet spell, two more: the TERM at the fifth as always."""
+        events = Events()
+        guard = make_guard(clock, [events], session_hibernate_after_s=30)
+        for _ in range(3):
+            guard.observe_tool_call("s", grep())
+        clock.now += 31
+        assert guard.expire_idle() == 0
+        assert guard.get("s").detector.hibernated
+        assert guard.counters("s")["identical_call"] == 3
+        assert guard.get("s").detector.hibernated  # reading the counters did not wake it
+        guard.observe_tool_call("s", grep())
+        assert not guard.get("s").detector.hibernated and guard.hibernated == 0
+        guard.observe_tool_call("s", grep())
+        assert [e[2] for e in events.log if e[0] == "signal"] == [Level.WARN, Level.TERM]
+
+    def test_the_lru_drops_sleeping_sessions_first(self, clock):
+        guard = make_guard(clock, max_sessions=3, session_hibernate_after_s=30)
+        guard.observe_tool_call("a", grep())
+        guard.observe_tool_call("b", grep())
+        clock.now += 31
+        guard.observe_tool_call("a", grep())  # wakes a: b, still asleep, is the oldest
+        guard.observe_tool_call("c", grep())
+        guard.observe_tool_call("d", grep())
+        assert guard.get("b") is None and guard.get("a") is not None
+        assert len(guard) == 3 and guard.evicted == {"lru": 1, "idle": 0}
+
+    def test_sleeping_sessions_still_expire_and_are_saved(self, clock):
+        guard = make_guard(clock, session_idle_ttl_s=100, session_hibernate_after_s=10)
+        for key in "ab":
+            guard.observe_tool_call(key, grep())
+        clock.now += 50
+        guard.observe_tool_call("c", grep())
+        assert guard.hibernated == 2
+        assert [s["key"] for s in guard.export_sessions()] == ["a", "b", "c"]
+        clock.now += 51
+        assert guard.expire_idle() == 2
+        assert guard.get("a") is None and guard.get("c") is not None
+
+    def test_none_never_hibernates(self, clock):
+        guard = make_guard(clock, session_hibernate_after_s=None)
+        guard.observe_tool_call("a", grep())
+        clock.now += 3000
+        guard.observe_tool_call("b", grep())
+        assert guard.hibernated == 0 and not guard.get("a").detector.hibernated
+
+
 class TestObservers:
     """Observers hear about sessions and signals; a failing observer harms nobody."""
 

@@ -12,6 +12,7 @@ pub mod dims;
 pub mod failures;
 pub mod fasthash;
 pub mod heap;
+pub mod hibernate;
 pub mod json;
 pub mod mask;
 pub mod names;
@@ -356,10 +357,12 @@ impl PyDetector {
     }
 }
 
-/// One session's loop state (subclassed by `otel_cycleguard.detect.SessionDetector`).
+/// One session's loop state (subclassed by `otel_cycleguard.detect.SessionDetector`), awake or
+/// hibernated (`hibernate.rs`): an observation, a reset or a restore wakes it; reading its
+/// counters or restart state does not.
 #[pyclass(module = "otel_cycleguard._core", name = "Session", subclass)]
 struct PySession {
-    inner: session::Session,
+    state: hibernate::SessionState,
 }
 
 #[pymethods]
@@ -376,8 +379,9 @@ impl PySession {
         agent: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let plan = guarded(|| core.get().plan(py, name, profile, detector))?;
+        let session = session::Session::new(plan, key.unbind(), agent);
         Ok(PySession {
-            inner: session::Session::new(plan, key.unbind(), agent),
+            state: hibernate::SessionState::Awake(Box::new(session)),
         })
     }
 
@@ -387,7 +391,7 @@ impl PySession {
         py: Python<'py>,
         call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| self.inner.observe_tool_call(py, call))
+        guarded(|| self.state.awake(py)?.observe_tool_call(py, call))
     }
 
     /// Feed one finished model turn.
@@ -396,11 +400,11 @@ impl PySession {
         py: Python<'py>,
         turn: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        guarded(|| self.inner.observe_model_turn(py, turn))
+        guarded(|| self.state.awake(py)?.observe_model_turn(py, turn))
     }
 
     /// Self-heal: the dimension counts from zero again.
-    fn reset(&mut self, dimension: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn reset(&mut self, py: Python<'_>, dimension: &Bound<'_, PyAny>) -> PyResult<()> {
         let name = match dimension.getattr("value") {
             Ok(v) => v.extract::<String>()?,
             Err(_) => dimension.extract::<String>()?,
@@ -408,7 +412,7 @@ impl PySession {
         let d = signal::Dimension::from_name(&name)
             .ok_or_else(|| PyValueError::new_err(format!("{name:?} is not a dimension")))?;
         guarded(|| {
-            self.inner.reset(d);
+            self.state.awake(py)?.reset(d);
             Ok(())
         })
     }
@@ -416,58 +420,70 @@ impl PySession {
     /// This session's counters and hashes as plain JSON-compatible data (the service's
     /// restart state; the format the Python detector wrote).
     fn to_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(|| self.inner.to_state(py))
+        guarded(|| self.state.read(py, |s| s.to_state(py)))
     }
 
     /// Loads what `to_state` saved (or the Python detector did) into this fresh session.
     fn restore_state(&mut self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
-        guarded(|| self.inner.restore_state(py, state))
+        guarded(|| self.state.awake(py)?.restore_state(py, state))
     }
 
     /// The current count of every dimension.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guarded(|| self.inner.counters(py))
+        guarded(|| self.state.read(py, |s| s.counters(py)))
+    }
+
+    /// Packs the state of a session nobody is calling into a few hundred bytes (its next call
+    /// unpacks it, detection unchanged); false when it already slept.
+    fn hibernate(&mut self, py: Python<'_>) -> bool {
+        self.state.hibernate(py)
+    }
+
+    /// Whether the state is packed (`hibernate`) and not yet woken by a call.
+    #[getter]
+    fn hibernated(&self) -> bool {
+        self.state.is_asleep()
     }
 
     /// The bytes the session holds (its state and tables; the Python object's header added by
     /// `sys.getsizeof`).
     fn __sizeof__(&self) -> usize {
-        self.inner.memory_bytes()
+        self.state.memory_bytes()
     }
 
     #[getter]
     fn key(&self, py: Python<'_>) -> Py<PyString> {
-        self.inner.key.clone_ref(py)
+        self.state.key().clone_ref(py)
     }
 
     #[getter]
     fn agent(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.inner.agent.as_ref().map(|a| a.clone_ref(py))
+        self.state.agent().map(|a| a.clone_ref(py))
     }
 
     #[getter]
     fn tool_calls(&self) -> i64 {
-        self.inner.tool_calls
+        self.state.tool_calls()
     }
 
     #[getter]
     fn model_turns(&self) -> i64 {
-        self.inner.model_turns
+        self.state.model_turns()
     }
 
     #[getter]
     fn profile_name(&self, py: Python<'_>) -> Py<PyString> {
-        self.inner.plan.name.clone_ref(py)
+        self.state.plan().name.clone_ref(py)
     }
 
     #[getter]
     fn profile(&self, py: Python<'_>) -> Py<PyAny> {
-        self.inner.plan.py_profile.clone_ref(py)
+        self.state.plan().py_profile.clone_ref(py)
     }
 
     #[getter]
     fn detector(&self, py: Python<'_>) -> Py<PyAny> {
-        self.inner.plan.py_detector.clone_ref(py)
+        self.state.plan().py_detector.clone_ref(py)
     }
 }
 
