@@ -23,6 +23,7 @@ Usage::
     .venv/bin/python benchmarks/parity.py --check  [--golden PATH]   # compare, print mismatches
         [--runs N]            # only the first N runs (in run_id order) of the golden file
         [--run RUN_ID]        # only this run (repeatable)
+        [--hibernate]         # every session hibernated after every observation
 
 The golden file is gzip'd JSON lines, one run per line: ``{"run_id", "passes": {name:
 {"signals": [...], "escalations": [...]}}}``. ``--check`` exits 1 on any mismatch.
@@ -119,8 +120,28 @@ def _configs() -> dict[str, tuple[CycleGuardConfig, str]]:
     return out
 
 
-def replay_run(spans: list[SpanData], config: CycleGuardConfig, hitl: str) -> dict:
+def _hibernating(guard: Any) -> None:
+    """Make ``guard`` hibernate a session after each of its observations (the state packed
+    and unpacked on every step: what a session that sleeps between any two calls sees)."""
+    for name in ("observe_tool_call", "observe_model_turn"):
+        original = getattr(guard, name)
+
+        def observe(session: str, record: Any, *, _original: Any = original, **kw: Any) -> Any:
+            signals = _original(session, record, **kw)
+            entry = guard.get(session)
+            if entry is not None:
+                entry.detector.hibernate()
+            return signals
+
+        setattr(guard, name, observe)
+
+
+def replay_run(
+    spans: list[SpanData], config: CycleGuardConfig, hitl: str, *, hibernate: bool = False
+) -> dict:
     replayer = _RecordingReplayer(config, hitl=hitl)
+    if hibernate:
+        _hibernating(replayer.guard)
     for span in spans:
         replayer.add(span)
     reports = replayer.finish()
@@ -140,10 +161,18 @@ def replay_run(spans: list[SpanData], config: CycleGuardConfig, hitl: str) -> di
     return {"signals": replayer.full_signals, "escalations": escalations}
 
 
-def replay_all(run_ids: Iterable[str], index: dict) -> Iterable[tuple[str, dict]]:
+def replay_all(
+    run_ids: Iterable[str], index: dict, *, hibernate: bool = False
+) -> Iterable[tuple[str, dict]]:
     configs = _configs()
     for run_id, spans in load_runs(sorted(run_ids), index):
-        yield run_id, {name: replay_run(spans, cfg, hitl) for name, (cfg, hitl) in configs.items()}
+        yield (
+            run_id,
+            {
+                name: replay_run(spans, cfg, hitl, hibernate=hibernate)
+                for name, (cfg, hitl) in configs.items()
+            },
+        )
 
 
 def _diff(name: str, want: list[dict], got: list[dict], limit: int = 3) -> list[str]:
@@ -188,6 +217,7 @@ def check(
     *,
     runs: int | None = None,
     only: Iterable[str] | None = None,
+    hibernate: bool = False,
 ) -> CheckResult:
     """Replay the golden file's runs (those the corpus has) and compare, signal for signal."""
     golden = read_golden(golden_path)
@@ -201,7 +231,7 @@ def check(
     out.missing = sum(1 for r in run_ids if r not in index)
     run_ids = [r for r in run_ids if r in index]
     out.runs = len(run_ids)
-    for run_id, passes in replay_all(run_ids, index):
+    for run_id, passes in replay_all(run_ids, index, hibernate=hibernate):
         lines = []
         for name, want in golden[run_id].items():
             got = passes[name]
@@ -227,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, help="only the first N runs")
     ap.add_argument("--run", action="append", help="only this run (repeatable)")
     ap.add_argument("--quiet", action="store_true", help="only the summary")
+    ap.add_argument(
+        "--hibernate",
+        action="store_true",
+        help="hibernate every session after every observation (checks that packing and "
+        "unpacking a session's state changes no signal)",
+    )
     a = ap.parse_args(argv)
     corpora = a.corpus or [DEFAULT_CORPUS, EXTRA_CORPUS]
     index = corpus_index(*corpora)
@@ -248,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.perf_counter() - started:.1f} s -> {a.golden}"
         )
         return 0
-    result = check(a.golden, index, runs=a.runs, only=a.run)
+    if a.hibernate and a.record:
+        ap.error("--hibernate is for --check: the golden file is recorded awake")
+    result = check(a.golden, index, runs=a.runs, only=a.run, hibernate=a.hibernate)
     if result.missing:
         print(f"{result.missing} golden runs are not in the corpus (skipped)")
     if not a.quiet and result.report:

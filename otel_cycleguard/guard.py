@@ -329,7 +329,10 @@ class CycleGuard:
             if oldest.last_seen >= deadline:
                 break
             awake.popitem(last=False)
-            oldest.detector.hibernate()
+            try:
+                oldest.detector.hibernate()
+            except Exception:  # in use outside the lock, say: it sleeps awake, still tracked
+                logger.debug("otel-cycleguard: session %r not hibernated", key, exc_info=True)
             sleeping[key] = oldest
 
     def _notify(

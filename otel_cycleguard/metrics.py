@@ -86,6 +86,13 @@ def _observation(value: object) -> float | None:
     return number if number >= 0 and number == number else None
 
 
+def _count(value: object) -> int | None:
+    """A finite number as a count (negatives read as 0); None for anything else (bools too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return max(0, int(value))
+
+
 def _text(value: object) -> str | None:
     """Plain label text from a str, a str-valued enum or anything printable; None if empty."""
     if value is None:
@@ -257,6 +264,12 @@ class CycleGuardMetrics:
             "Sessions currently tracked by the detector.",
             registry=registry,
         )
+        self._sessions_hibernated = Gauge(
+            "cycleguard_sessions_hibernated",
+            "Tracked sessions whose state is packed small until their next call (quiet past "
+            "session_hibernate_after_s).",
+            registry=registry,
+        )
         self._steps_to_first_cycle = Histogram(
             "cycleguard_steps_to_first_cycle",
             "Tool calls a session made before its first TERM.",
@@ -419,10 +432,12 @@ class CycleGuardMetrics:
         self._spans_dropped.labels(reason=_enumerated(reason, DROP_REASONS)).inc()
 
     @guarded()
-    def set_sessions_active(self, n: int) -> None:
-        """How many sessions the detector tracks right now."""
-        if isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n):
-            self._sessions_active.set(max(0, int(n)))
+    def set_sessions_active(self, n: int, hibernated: int | None = None) -> None:
+        """How many sessions the detector tracks right now (and how many of them sleep)."""
+        for gauge, value in ((self._sessions_active, n), (self._sessions_hibernated, hibernated)):
+            count = _count(value)
+            if count is not None:
+                gauge.set(count)
 
     @guarded()
     def processor_cost(self, span_kind: str, seconds: float) -> None:

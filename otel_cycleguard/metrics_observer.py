@@ -55,4 +55,4 @@ class MetricsObserver(Observer):
 
     def _active(self) -> None:
         if self.guard is not None:
-            self.metrics.set_sessions_active(len(self.guard))
+            self.metrics.set_sessions_active(len(self.guard), self.guard.hibernated)

@@ -158,6 +158,26 @@ class TestHibernation:
         assert guard.expire_idle() == 2
         assert guard.get("a") is None and guard.get("c") is not None
 
+    def test_a_session_that_cannot_hibernate_stays_tracked_and_usable(self, clock):
+        class Borrowed:  # a detector in use elsewhere: PyO3 refuses the exclusive borrow
+            def __init__(self, real):
+                self.real = real
+
+            def hibernate(self):
+                raise RuntimeError("Already borrowed")
+
+            def __getattr__(self, name):
+                return getattr(self.real, name)
+
+        guard = make_guard(clock, session_hibernate_after_s=30)
+        guard.observe_tool_call("a", grep())
+        guard.get("a").detector = Borrowed(guard.get("a").detector)
+        clock.now += 31
+        guard.observe_tool_call("b", grep())  # the sweep meets the refusal and goes on
+        assert len(guard) == 2
+        guard.observe_tool_call("a", grep())
+        assert guard.counters("a")["identical_call"] == 2
+
     def test_none_never_hibernates(self, clock):
         guard = make_guard(clock, session_hibernate_after_s=None)
         guard.observe_tool_call("a", grep())

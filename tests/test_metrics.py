@@ -122,12 +122,14 @@ class TestCounting:
     def test_sessions_gauge_and_evictions(
         self, metrics: CycleGuardMetrics, registry: CollectorRegistry
     ) -> None:
-        """The active gauge is set, not added; evictions count by cause."""
-        metrics.set_sessions_active(7)
-        metrics.set_sessions_active(4)
+        """The active and hibernated gauges are set, not added; evictions count by cause."""
+        metrics.set_sessions_active(7, 5)
+        metrics.set_sessions_active(4, 3)
+        metrics.set_sessions_active(4)  # hibernated unknown: left as it was
         metrics.session_evicted("lru")
 
         assert value(registry, "cycleguard_sessions_active") == 4.0
+        assert value(registry, "cycleguard_sessions_hibernated") == 3.0
         assert value(registry, "cycleguard_sessions_evicted_total", cause="lru") == 1.0
         assert value(registry, "cycleguard_sessions_evicted_total", cause="idle") == 0.0
 

@@ -337,7 +337,7 @@ class CycleGuardService:
         resumed = self.escalations.restore_state(
             self.engine, self.guard, data.get("escalation") or {}
         )
-        self.metrics.set_sessions_active(len(self.guard))
+        self.metrics.set_sessions_active(len(self.guard), self.guard.hibernated)
         logger.info(
             "cycleguard serve: restored %d sessions and %d pending escalations from %s",
             sessions,
