@@ -324,6 +324,7 @@ class CycleGuard:
             return
         deadline = now - after
         awake, sleeping = self._sessions, self._sleeping
+        moved = 0
         while awake:
             key, oldest = next(iter(awake.items()))
             if oldest.last_seen >= deadline:
@@ -334,6 +335,11 @@ class CycleGuard:
             except Exception:  # in use outside the lock, say: it sleeps awake, still tracked
                 logger.debug("otel-cycleguard: session %r not hibernated", key, exc_info=True)
             sleeping[key] = oldest
+            moved += 1
+        # An ordered dict keeps the room of its largest size: once most of the awake table has
+        # gone to sleep, a copy gives that room back (the copy costs what is left awake).
+        if moved > 1024 and len(awake) < moved // 4:
+            self._sessions = OrderedDict(awake)
 
     def _notify(
         self,

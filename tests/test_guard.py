@@ -178,6 +178,21 @@ class TestHibernation:
         guard.observe_tool_call("a", grep())
         assert guard.counters("a")["identical_call"] == 2
 
+    def test_tables_stay_whole_when_most_sessions_go_to_sleep_at_once(self, clock):
+        """Past 1,024 sessions put to sleep by one sweep the awake table is copied afresh
+        (to give back its room): nothing is lost and the order still holds."""
+        guard = make_guard(clock, session_hibernate_after_s=30)
+        for i in range(1500):
+            guard.observe_tool_call(f"s{i}", grep())
+        clock.now += 20
+        guard.observe_tool_call("late", grep())
+        clock.now += 11
+        guard.observe_tool_call("new", grep())
+        assert guard.hibernated == 1500 and len(guard) == 1502
+        guard.observe_tool_call("s7", grep())
+        assert guard.counters("s7")["identical_call"] == 2
+        assert [s["key"] for s in guard.export_sessions()][-3:] == ["late", "new", "s7"]
+
     def test_none_never_hibernates(self, clock):
         guard = make_guard(clock, session_hibernate_after_s=None)
         guard.observe_tool_call("a", grep())
