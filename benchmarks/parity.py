@@ -264,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "unpacking a session's state changes no signal)",
     )
     a = ap.parse_args(argv)
+    if a.hibernate and a.record:
+        ap.error("--hibernate is for --check: the golden file is recorded awake")
     corpora = a.corpus or [DEFAULT_CORPUS, EXTRA_CORPUS]
     index = corpus_index(*corpora)
     started = time.perf_counter()
@@ -284,8 +286,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.perf_counter() - started:.1f} s -> {a.golden}"
         )
         return 0
-    if a.hibernate and a.record:
-        ap.error("--hibernate is for --check: the golden file is recorded awake")
     result = check(a.golden, index, runs=a.runs, only=a.run, hibernate=a.hibernate)
     if result.missing:
         print(f"{result.missing} golden runs are not in the corpus (skipped)")
