@@ -274,15 +274,13 @@ class CycleGuard:
         now = self._clock()
         entry = self._sessions.get(session)
         if entry is not None:
-            entry.last_seen = now
             self._sessions.move_to_end(session)
-            if agent and entry.agent is None:
-                entry.agent = agent
-            return entry, False, []
-        entry = self._sleeping.pop(session, None)
-        if entry is not None:  # its detector wakes on the observation the caller makes
+        else:
+            entry = self._sleeping.pop(session, None)
+            if entry is not None:  # its detector wakes on the observation the caller makes
+                self._sessions[session] = entry
+        if entry is not None:
             entry.last_seen = now
-            self._sessions[session] = entry
             if agent and entry.agent is None:
                 entry.agent = agent
             return entry, False, []

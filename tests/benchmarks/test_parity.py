@@ -34,23 +34,17 @@ def parity():
         sys.path.remove(str(_ROOT / "benchmarks"))
 
 
-def test_the_detector_reproduces_its_golden_outputs(parity) -> None:
+@pytest.mark.parametrize(
+    "hibernate",
+    [False, True],
+    ids=["awake", "every_session_hibernated_after_every_step"],
+)
+def test_the_detector_reproduces_its_golden_outputs(parity, hibernate: bool) -> None:
+    """Awake, and with every session packed and unpacked between any two observations."""
     index = parity.corpus_index(parity.DEFAULT_CORPUS, parity.EXTRA_CORPUS)
     if not index:
         pytest.skip(f"the development corpus is not here ({parity.DEFAULT_CORPUS})")
-    result = parity.check(str(_FIXTURE), index)
-    if result.runs == 0:
-        pytest.skip("none of the fixture's runs is in the corpus here")
-    assert result.signals > 0
-    assert result.bad_runs == 0, "\n".join(result.report)
-
-
-def test_sessions_hibernated_after_every_step_reproduce_the_golden_outputs(parity) -> None:
-    """Packing and unpacking every session between any two observations changes no signal."""
-    index = parity.corpus_index(parity.DEFAULT_CORPUS, parity.EXTRA_CORPUS)
-    if not index:
-        pytest.skip(f"the development corpus is not here ({parity.DEFAULT_CORPUS})")
-    result = parity.check(str(_FIXTURE), index, hibernate=True)
+    result = parity.check(str(_FIXTURE), index, hibernate=hibernate)
     if result.runs == 0:
         pytest.skip("none of the fixture's runs is in the corpus here")
     assert result.signals > 0

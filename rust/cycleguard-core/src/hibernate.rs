@@ -99,10 +99,10 @@ impl Packed for u64 {
 
     fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self> {
         let len = u.byte()? as usize;
-        let raw = u.bytes.get(u.at..u.at.checked_add(len)?)?;
         if len > 8 {
             return None;
         }
+        let raw = u.bytes.get(u.at..u.at + len)?;
         u.at += len;
         let mut word = [0u8; 8];
         word[..len].copy_from_slice(raw);
@@ -237,12 +237,17 @@ impl<T: Packed> Packed for Box<T> {
     }
 }
 
+/// A sequence: its length, then its items (a `Vec` and a boxed slice alike).
+fn pack_items<T: Packed>(items: &[T], p: &mut Packer<'_>) {
+    p.varint(items.len() as u64);
+    for v in items {
+        v.pack(p);
+    }
+}
+
 impl<T: Packed> Packed for Vec<T> {
     fn pack(&self, p: &mut Packer<'_>) {
-        p.varint(self.len() as u64);
-        for v in self {
-            v.pack(p);
-        }
+        pack_items(self, p);
     }
 
     fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self> {
@@ -257,10 +262,7 @@ impl<T: Packed> Packed for Vec<T> {
 
 impl<T: Packed> Packed for Box<[T]> {
     fn pack(&self, p: &mut Packer<'_>) {
-        p.varint(self.len() as u64);
-        for v in self.iter() {
-            v.pack(p);
-        }
+        pack_items(self, p);
     }
 
     fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self> {
