@@ -51,7 +51,10 @@ from otel_cycleguard.analyze.jaeger import spans_from_jaeger_traces
 from otel_cycleguard.spans import SpanData
 from otel_cycleguard.wire.otlp_json import spans_from_resource_spans
 
-__all__ = ["DocumentSpans", "describe_shape", "document_spans"]
+__all__ = ["OTLP_JSON", "DocumentSpans", "describe_shape", "document_spans"]
+
+OTLP_JSON = "OTLP JSON"
+"""The format name of a ``resourceSpans`` document."""
 
 Report = Callable[[str], None]
 
@@ -70,10 +73,10 @@ def document_spans(document: Any, report: Report) -> DocumentSpans | None:
         return None
     if "resourceSpans" in document:
         return DocumentSpans(
-            "OTLP JSON", spans_from_resource_spans(document["resourceSpans"], report)
+            OTLP_JSON, spans_from_resource_spans(document["resourceSpans"], report)
         )
     if not document:
-        return DocumentSpans("OTLP JSON", iter(()))  # MessageToJson of an empty request
+        return DocumentSpans(OTLP_JSON, iter(()))  # MessageToJson of an empty request
     if "batches" in document:
         return DocumentSpans("Tempo JSON", spans_from_resource_spans(document["batches"], report))
     trace = document.get("trace")

@@ -25,7 +25,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-from otel_cycleguard.analyze.formats import DocumentSpans, describe_shape, document_spans
+from otel_cycleguard.analyze.formats import (
+    OTLP_JSON,
+    DocumentSpans,
+    describe_shape,
+    document_spans,
+)
 from otel_cycleguard.analyze.problems import (
     InputError,
     InputProblem,
@@ -35,6 +40,7 @@ from otel_cycleguard.analyze.problems import (
 from otel_cycleguard.analyze.sources import Source, expand_sources, open_source
 from otel_cycleguard.spans import SpanData
 from otel_cycleguard.wire._json import loads
+from otel_cycleguard.wire.otlp_json import spans_from_json
 
 __all__ = ["OnSkip", "TraceReader", "read_spans"]
 
@@ -179,6 +185,10 @@ class TraceReader:
         for line in stream:
             cursor.line += 1
             if not line.strip():
+                continue
+            spans = spans_from_json(line)  # the usual line, read by the core in one pass
+            if spans is not None:
+                yield DocumentSpans(OTLP_JSON, iter(spans))
                 continue
             document = _parse(line)
             if document is _INVALID:

@@ -23,7 +23,11 @@ from otel_cycleguard import _core
 from otel_cycleguard.spans import SpanData, SpanEvent
 from otel_cycleguard.wire._json import loads as json_loads
 from otel_cycleguard.wire._spandata import EVENT_FIELDS, FIELDS, new_span
-from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH, spans_from_resource_spans
+from otel_cycleguard.wire.otlp_json import (
+    MAX_VALUE_DEPTH,
+    spans_from_json,
+    spans_from_resource_spans,
+)
 
 __all__ = [
     "Converted",
@@ -178,7 +182,16 @@ def from_protobuf_upb(body: bytes) -> Converted:
 
 
 def from_json(body: bytes) -> Converted:
-    """Parse and convert an OTLP/JSON body; raises ``ValueError`` when it is not OTLP/JSON."""
+    """Parse and convert an OTLP/JSON body; raises ``ValueError`` when it is not OTLP/JSON.
+
+    The compiled core reads the usual body (:func:`spans_from_json`); the rest takes the
+    Python path, which words the errors and counts the rejected spans.
+    """
+    fast = spans_from_json(body)
+    if fast is not None:
+        out = Converted()
+        out.spans = fast
+        return out
     try:
         data = json_loads(body)  # orjson: nesting past 1024 levels is a JSONDecodeError
     except (UnicodeDecodeError, ValueError) as exc:

@@ -4,6 +4,13 @@ Accepts both the OTLP JSON spec (hex ids, enum values as ints) and the plain pro
 mapping that ``MessageToJson`` and Tempo produce (base64 ids, enum names such as
 ``STATUS_CODE_ERROR``, 64-bit integers as strings). Field names are the lowerCamelCase ones
 the spec requires; the legacy ``instrumentationLibrarySpans`` is read like ``scopeSpans``.
+
+A whole document given as bytes goes to the compiled core first (:func:`spans_from_json`,
+rust/cycleguard-core/src/otlp_json.rs): it parses and converts in one pass, without
+orjson's dicts, and gives the same spans. Whatever it is not sure to read as this module does
+(invalid JSON, a span this module would skip, an unusual form) it leaves to the Python path,
+which keeps the verdicts and the worded reasons; tests/analyze/test_otlp_json_core.py holds the
+two to the same answers.
 """
 
 from __future__ import annotations
@@ -11,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from otel_cycleguard import _core
 from otel_cycleguard.spans import SpanData, SpanEvent
-from otel_cycleguard.wire._spandata import new_span
+from otel_cycleguard.wire._spandata import EVENT_FIELDS, FIELDS, new_span
 from otel_cycleguard.wire.ids import SPAN_ID_BYTES, TRACE_ID_BYTES, BadSpan, hex_id
 
 __all__ = [
@@ -20,6 +28,7 @@ __all__ = [
     "any_value",
     "attributes",
     "span_from_otlp",
+    "spans_from_json",
     "spans_from_resource_spans",
 ]
 
@@ -247,6 +256,22 @@ def _fast_span(span: dict[str, Any], resource: Mapping[str, Any]) -> SpanData | 
         message,
         resource,
     )
+
+
+def spans_from_json(document: bytes) -> list[SpanData] | None:
+    """The spans of one OTLP JSON document (``{"resourceSpans": [...]}``), read by the core.
+
+    Gives what ``spans_from_resource_spans(orjson.loads(document)["resourceSpans"], ...)``
+    gives when every span converts, and None when the Python path must decide: the input is
+    not JSON, not an object with a ``resourceSpans`` list, holds a span that path would skip
+    or report, or a form only the general Python code reads.
+    """
+    if document.__class__ is not bytes:
+        return None
+    spans: list[SpanData] | None = _core.otlp_json_spans(
+        document, SpanData, FIELDS, SpanEvent, EVENT_FIELDS, MAX_VALUE_DEPTH
+    )
+    return spans
 
 
 def spans_from_resource_spans(

@@ -296,6 +296,52 @@ ODD_ANY_VALUES: list[Any] = [
 ]
 
 
+#: The span fields the variants change.
+SPAN_FIELDS = [
+    "traceId",
+    "spanId",
+    "parentSpanId",
+    "name",
+    "startTimeUnixNano",
+    "endTimeUnixNano",
+    "attributes",
+    "events",
+    "status",
+]
+
+
+def odd_field_spans(field: str) -> Iterator[dict[str, Any]]:
+    """A good span with ``field`` set to each odd value in turn, then without it."""
+    for value in ODD_VALUES:
+        span = good_span()
+        span[field] = value
+        yield span
+    span = good_span()
+    del span[field]
+    yield span
+
+
+def mutated_spans(rng: random.Random) -> list[dict[str, Any]]:
+    """One to three good spans, each with up to two fields changed or dropped at random."""
+    fields = list(good_span())
+    spans = []
+    for _ in range(rng.randrange(1, 4)):
+        span = good_span()
+        for _ in range(rng.randrange(0, 3)):
+            field = rng.choice(fields)
+            if rng.random() < 0.2:
+                span.pop(field, None)
+            else:
+                span[field] = rng.choice(ODD_VALUES)
+        if rng.random() < 0.3:
+            span["attributes"] = [
+                {"key": "k", "value": rng.choice(ODD_ANY_VALUES)},
+                {"key": "s", "value": {"stringValue": "v"}},
+            ]
+        spans.append(span)
+    return spans
+
+
 # -- tests --------------------------------------------------------------------------------
 
 
@@ -316,35 +362,17 @@ class TestOtlpJson:
                 assert_same_span(one, other)
             assert got_problems == []
 
-    @pytest.mark.parametrize(
-        "field",
-        [
-            "traceId",
-            "spanId",
-            "parentSpanId",
-            "name",
-            "startTimeUnixNano",
-            "endTimeUnixNano",
-            "attributes",
-            "events",
-            "status",
-        ],
-    )
+    @pytest.mark.parametrize("field", SPAN_FIELDS)
     def test_every_odd_field_value_gives_the_oracle_result(self, field: str) -> None:
-        for value in ODD_VALUES:
-            for present in (True, False):
-                span = good_span()
-                if present:
-                    span[field] = value
-                else:
-                    del span[field]
-                (got, got_problems), (want, want_problems) = run_both(
-                    [{"scopeSpans": [{"spans": [span, good_span()]}]}]
-                )
-                assert got_problems == want_problems, (field, value)
-                assert got == want, (field, value)
-                direct = outcome(otlp.span_from_otlp, span, {})
-                assert direct == outcome(ref_span, span, {}), (field, value)
+        for span in odd_field_spans(field):
+            value = span.get(field, "<missing>")
+            (got, got_problems), (want, want_problems) = run_both(
+                [{"scopeSpans": [{"spans": [span, good_span()]}]}]
+            )
+            assert got_problems == want_problems, (field, value)
+            assert got == want, (field, value)
+            direct = outcome(otlp.span_from_otlp, span, {})
+            assert direct == outcome(ref_span, span, {}), (field, value)
 
     def test_every_odd_attribute_value_gives_the_oracle_result(self) -> None:
         for value in ODD_ANY_VALUES:
@@ -399,23 +427,8 @@ class TestOtlpJson:
 
     def test_random_mutations_agree_with_the_oracle(self) -> None:
         rng = random.Random(7)
-        fields = list(good_span())
         for _ in range(1500):
-            spans = []
-            for _ in range(rng.randrange(1, 4)):
-                span = good_span()
-                for _ in range(rng.randrange(0, 3)):
-                    field = rng.choice(fields)
-                    if rng.random() < 0.2:
-                        span.pop(field, None)
-                    else:
-                        span[field] = rng.choice(ODD_VALUES)
-                if rng.random() < 0.3:
-                    span["attributes"] = [
-                        {"key": "k", "value": rng.choice(ODD_ANY_VALUES)},
-                        {"key": "s", "value": {"stringValue": "v"}},
-                    ]
-                spans.append(span)
+            spans = mutated_spans(rng)
             (got, got_problems), (want, want_problems) = run_both(
                 [{"scopeSpans": [{"spans": spans}]}]
             )

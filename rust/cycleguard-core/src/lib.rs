@@ -17,6 +17,7 @@ pub mod json;
 pub mod mask;
 pub mod names;
 pub mod normalize;
+pub mod otlp_json;
 pub mod otlp_proto;
 pub mod protowire;
 pub mod pyclass;
@@ -186,15 +187,39 @@ fn otlp_spans<'py>(
     event_fields: &Bound<'py, PyTuple>,
     depth_limit: usize,
 ) -> PyResult<Option<OtlpSpans<'py>>> {
-    let decoded = catch_unwind(AssertUnwindSafe(|| {
-        let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
-        match otlp_proto::decode(py, body, &classes, depth_limit) {
-            Ok(d) => Ok(Some((d.spans, d.rejected, d.reason))),
-            Err(otlp_proto::Stop::Py(err)) => Err(err),
-            Err(otlp_proto::Stop::Unusual) => Ok(None),
-        }
-    }));
-    decoded.unwrap_or(Ok(None))
+    let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
+    decoded_or_none(|| {
+        otlp_proto::decode(py, body, &classes, depth_limit).map(|d| (d.spans, d.rejected, d.reason))
+    })
+}
+
+/// A decoder's answer for Python: Some(value), None where the Python path must decide
+/// (unusual input, or a panic: that path has the answer, so none is raised), or the
+/// Python error it met (memory).
+fn decoded_or_none<T>(decode: impl FnOnce() -> Result<T, otlp_proto::Stop>) -> PyResult<Option<T>> {
+    match catch_unwind(AssertUnwindSafe(decode)) {
+        Ok(Ok(value)) => Ok(Some(value)),
+        Ok(Err(otlp_proto::Stop::Py(err))) => Err(err),
+        Ok(Err(otlp_proto::Stop::Unusual)) | Err(_) => Ok(None),
+    }
+}
+
+/// One OTLP/JSON document (`{"resourceSpans": [...]}`) parsed and converted by the core
+/// (see `otlp_json`): the spans as `spans_from_resource_spans` gives them after orjson, or
+/// None where the Python path must decide (invalid JSON, a span it would skip, an unusual
+/// form, or a panic: that path has the answer, so none is raised).
+#[pyfunction]
+fn otlp_json_spans<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    span_type: Bound<'py, PyType>,
+    span_fields: &Bound<'py, PyTuple>,
+    event_type: Bound<'py, PyType>,
+    event_fields: &Bound<'py, PyTuple>,
+    depth_limit: usize,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let classes = otlp_proto::Classes::new(span_type, span_fields, event_type, event_fields)?;
+    decoded_or_none(|| otlp_json::decode(py, body, &classes, depth_limit))
 }
 
 /// The Rust `Normalizer` beside the Python one it falls back on (`reference`), for the
@@ -711,6 +736,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_failure, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(otlp_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(otlp_json_spans, m)?)?;
     m.add_class::<PyNormalizer>()?;
     m.add_class::<PyDetector>()?;
     m.add_class::<PySession>()?;

@@ -74,8 +74,8 @@ type Decoding<T> = Result<T, Stop>;
 
 /// The classes the decoder instantiates.
 pub struct Classes<'py> {
-    span: Slotted<'py>,
-    event: Slotted<'py>,
+    pub(crate) span: Slotted<'py>,
+    pub(crate) event: Slotted<'py>,
 }
 
 impl<'py> Classes<'py> {
@@ -127,20 +127,20 @@ pub fn decode<'py>(
 
 /// The `str`s of one request's keys and names: a small direct-mapped cache (a colliding
 /// key only costs a miss, so chosen keys cannot slow a request down).
-struct StringCache<'b, 'py> {
+pub(crate) struct StringCache<'b, 'py> {
     slots: Vec<Option<(&'b str, Bound<'py, PyString>)>>,
 }
 
 const CACHE_BITS: u32 = 7;
 
 impl<'b, 'py> StringCache<'b, 'py> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         StringCache {
             slots: (0..1 << CACHE_BITS).map(|_| None).collect(),
         }
     }
 
-    fn get(&mut self, py: Python<'py>, text: &'b str) -> Bound<'py, PyString> {
+    pub(crate) fn get(&mut self, py: Python<'py>, text: &'b str) -> Bound<'py, PyString> {
         let slot = &mut self.slots[slot_of(text.as_bytes())];
         if let Some((cached, obj)) = slot {
             if *cached == text {
