@@ -32,6 +32,8 @@ from otel_cycleguard.wire.otlp_json import (
 __all__ = [
     "Converted",
     "from_json",
+    "from_json_core",
+    "from_json_python",
     "from_protobuf",
     "from_protobuf_core",
     "from_protobuf_upb",
@@ -184,14 +186,27 @@ def from_protobuf_upb(body: bytes) -> Converted:
 def from_json(body: bytes) -> Converted:
     """Parse and convert an OTLP/JSON body; raises ``ValueError`` when it is not OTLP/JSON.
 
-    The compiled core reads the usual body (:func:`spans_from_json`); the rest takes the
-    Python path, which words the errors and counts the rejected spans.
+    The compiled core reads the usual body (:func:`from_json_core`); the rest takes the
+    Python path (:func:`from_json_python`), which words the errors and counts the rejected
+    spans.
     """
-    fast = spans_from_json(body)
-    if fast is not None:
-        out = Converted()
-        out.spans = fast
-        return out
+    converted = from_json_core(body)
+    return converted if converted is not None else from_json_python(body)
+
+
+def from_json_core(body: bytes) -> Converted | None:
+    """:func:`from_json` by the compiled core, or None where the Python path must decide."""
+    spans = spans_from_json(body)
+    if spans is None:
+        return None
+    out = Converted()
+    out.spans = spans
+    return out
+
+
+def from_json_python(body: bytes) -> Converted:
+    """:func:`from_json` by orjson and the Python converter: the reference, and the answer
+    for whatever the core leaves."""
     try:
         data = json_loads(body)  # orjson: nesting past 1024 levels is a JSONDecodeError
     except (UnicodeDecodeError, ValueError) as exc:

@@ -22,7 +22,7 @@ from _corpus import CORPUS
 
 from otel_cycleguard.analyze import TraceReader
 from otel_cycleguard.analyze import readers as readers_module
-from otel_cycleguard.service.convert import from_json
+from otel_cycleguard.service.convert import from_json, from_json_core, from_json_python
 from otel_cycleguard.spans import SpanData
 from otel_cycleguard.wire import otlp_json as otlp
 from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH, spans_from_json
@@ -128,11 +128,14 @@ class TestUsualDocuments:
         check(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode())
         check(document(span, resource={}), fast=True)
 
-    def test_repeated_keys_keep_the_last_value_as_a_dict_does(self) -> None:
+    def test_a_known_key_given_twice_is_left_to_python_an_unknown_one_is_not(self) -> None:
         text = document(good_span()).decode()
         doubled = text.replace('"name": "execute_tool search"', '"name": "a", "name": "b"')
-        check(doubled.encode(), fast=True)
-        assert [s.name for s in spans_from_json(doubled.encode()) or []] == ["b"]
+        check(doubled.encode(), fast=False)  # orjson keeps the last: Python decides
+        check(text.replace('"kind": 1', '"kind": 1, "kind": 2').encode(), fast=True)
+        escaped = text.replace('"name": "execute_tool search"', '"n\\u0061me": "b"')
+        check(escaped.encode(), fast=True)
+        assert [s.name for s in spans_from_json(escaped.encode()) or []] == ["b"]
 
     def test_values_nested_past_the_limit_are_cut_as_in_python(self) -> None:
         for depth in (MAX_VALUE_DEPTH - 1, MAX_VALUE_DEPTH, MAX_VALUE_DEPTH + 1):
@@ -312,14 +315,21 @@ def test_the_reader_gives_the_same_spans_and_problems_with_the_core_or_without(
     assert [p.line for p in with_core[1]] == [2, 3, 5]
 
 
-def test_the_service_reads_a_json_body_with_the_core_as_without(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_service_reads_a_json_body_with_the_core_as_without() -> None:
     body = document(good_span(), good_span(), resource={"attributes": []})
-    fast = from_json(body)
-    from otel_cycleguard.service import convert
-
-    monkeypatch.setattr(convert, "spans_from_json", lambda _body: None)
-    slow = from_json(body)
+    fast = from_json_core(body)
+    slow = from_json_python(body)
+    assert fast is not None
     assert (fast.rejected, fast.reason) == (slow.rejected, slow.reason) == (0, None)
     assert len(fast.spans) == 2 and all(map(same, fast.spans, slow.spans))
+    assert all(map(same, from_json(body).spans, slow.spans))
+
+
+def test_the_service_leaves_a_body_with_a_rejected_span_to_python() -> None:
+    bad = good_span()
+    bad["name"] = ""
+    body = document(good_span(), bad)
+    assert from_json_core(body) is None
+    converted = from_json(body)
+    assert len(converted.spans) == 1 and converted.rejected == 1
+    assert converted.reason is not None and "without a name" in converted.reason

@@ -95,7 +95,10 @@ fn parse_mode(text: &str, lenient: bool) -> Result<(Value<'_>, bool), ParseError
     Ok((value, p.extended))
 }
 
-struct Parser<'a> {
+/// The strict parser, also driven piece by piece by readers that stream a known layout
+/// (`crate::otlp_json`): `ws`, `peek`, `eat`, `string` and `value` are the same steps
+/// `parse` takes, so what they accept is what `parse` accepts.
+pub(crate) struct Parser<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
@@ -104,13 +107,40 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    /// A strict parser at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Parser {
+            s: text.as_bytes(),
+            text,
+            i: 0,
+            lenient: false,
+            extended: false,
+        }
+    }
+
+    /// Whether everything was read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.i == self.s.len()
+    }
+
+    /// Consume `byte` if it is next.
     #[inline]
-    fn peek(&self) -> u8 {
+    pub(crate) fn eat(&mut self, byte: u8) -> bool {
+        if self.peek() == byte {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    #[inline]
+    pub(crate) fn peek(&self) -> u8 {
         self.s.get(self.i).copied().unwrap_or(0)
     }
 
     #[inline]
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while matches!(self.peek(), b' ' | b'\t' | b'\n' | b'\r') {
             self.i += 1;
         }
@@ -125,7 +155,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value<'a>, ParseError> {
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Value<'a>, ParseError> {
         match self.peek() {
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
@@ -222,7 +252,7 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
+    pub(crate) fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
         self.i += 1; // "
         let start = self.i;
         // The usual string: no escape, no control character; scanned sixteen bytes at a time.

@@ -13,6 +13,13 @@
 //! 38 of them), numbers with a fraction where an integer belongs, truthy values of the
 //! wrong type where Python's `x or default` would go on with them.
 //!
+//! The document is read in one pass, the way its layout nests (document, `resourceSpans`,
+//! scopes, spans, attributes), with the steps of the strict parser (`crate::json`), so it
+//! accepts exactly the JSON orjson accepts; a span's small fields (ids, times, status,
+//! events) and each attribute's `AnyValue` are parsed as values and read like the Python
+//! dicts. Keys are matched as they come: an unknown key's value is parsed and dropped, a
+//! known key given twice (orjson would keep the last) is unusual.
+//!
 //! The Python rules it mirrors, field by field (`wire/otlp_json.py`): ids are lowercase hex
 //! of the exact width (an all-zero parent is no parent); times and counts are `int(x or 0)`;
 //! a status is an error when its `code` is 2, `"2"`, `"STATUS_CODE_ERROR"` or `"ERROR"`;
@@ -21,10 +28,11 @@
 //! that unwraps to None is left out of its dict. The resource dict is shared by the spans
 //! of its `resourceSpans` entry.
 
-use crate::json::{self, Value};
+use crate::json::{Parser, Value};
 use crate::otlp_proto::{Classes, Stop, StringCache};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
+use std::borrow::Cow;
 
 type Decoding<T> = Result<T, Stop>;
 
@@ -54,30 +62,66 @@ pub fn decode<'py>(
     depth_limit: usize,
 ) -> Decoding<Bound<'py, PyList>> {
     let text = std::str::from_utf8(body).map_err(|_| Stop::Unusual)?;
-    let document = json::parse(text).map_err(|_| Stop::Unusual)?;
     let mut decoder = Decoder {
         py,
         classes,
         limit: depth_limit,
+        p: Parser::new(text),
         keys: StringCache::new(),
         last_trace: None,
         last_parent: None,
         spans: PyList::empty(py),
     };
-    decoder.document(&document)?;
+    decoder.document()?;
     Ok(decoder.spans)
 }
 
-struct Decoder<'c, 't, 'py> {
+/// Nesting of the layout's levels, for the parser's depth limit.
+const SPAN_DEPTH: usize = 7;
+
+struct Decoder<'c, 'a, 'py> {
     py: Python<'py>,
     classes: &'c Classes<'py>,
     limit: usize,
-    /// Attribute keys: a document repeats a few dozen.
-    keys: StringCache<'t, 'py>,
+    p: Parser<'a>,
+    /// Attribute keys (those without escapes, borrowed from the text): a document repeats a
+    /// few dozen.
+    keys: StringCache<'a, 'py>,
     /// The last trace id and parent id read, with their `str`: a document's spans share a few.
-    last_trace: Option<(&'t str, Bound<'py, PyString>)>,
-    last_parent: Option<(&'t str, Bound<'py, PyString>)>,
+    last_trace: Option<(&'a str, Bound<'py, PyString>)>,
+    last_parent: Option<(&'a str, Bound<'py, PyString>)>,
     spans: Bound<'py, PyList>,
+}
+
+/// A span's fields as read, before they are checked (any order in the object).
+#[derive(Default)]
+struct SpanFields<'a, 'py> {
+    trace_id: Option<Value<'a>>,
+    span_id: Option<Value<'a>>,
+    parent_id: Option<Value<'a>>,
+    name: Option<Value<'a>>,
+    start: Option<Value<'a>>,
+    end: Option<Value<'a>>,
+    status: Option<Value<'a>>,
+    events: Option<Value<'a>>,
+    attributes: Option<Bound<'py, PyDict>>,
+}
+
+/// Mark a key seen; seen twice is unusual (orjson would keep the last value).
+fn first_time(seen: &mut bool) -> Decoding<()> {
+    if std::mem::replace(seen, true) {
+        return Err(Stop::Unusual);
+    }
+    Ok(())
+}
+
+/// Store `value` in a field read once; a second one is unusual.
+fn once<T>(slot: &mut Option<T>, value: T) -> Decoding<()> {
+    if slot.is_some() {
+        return Err(Stop::Unusual);
+    }
+    *slot = Some(value);
+    Ok(())
 }
 
 /// Python's truth value of a JSON value (`x or default` takes the default when false).
@@ -141,65 +185,266 @@ fn plain_hex(text: &str, width: usize) -> Option<bool> {
     Some(bytes.iter().any(|&b| b != b'0'))
 }
 
-impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
-    fn document(&mut self, document: &'t Value<'t>) -> Decoding<()> {
-        let Some(Value::Array(blocks)) = document.get("resourceSpans") else {
-            return Err(Stop::Unusual); // another format, or resourceSpans of another type
-        };
-        for block in blocks {
-            self.block(block)?;
+impl<'a, 'py> Decoder<'_, 'a, 'py> {
+    // -- the parser's steps ----------------------------------------------------------------
+
+    fn value(&mut self, depth: usize) -> Decoding<Value<'a>> {
+        self.p.value(depth).map_err(|_| Stop::Unusual)
+    }
+
+    /// After `{` (or a value in the object): the next key, its `:` read, or None at `}`.
+    fn key(&mut self, first: bool) -> Decoding<Option<Cow<'a, str>>> {
+        self.p.ws();
+        if first {
+            if self.p.eat(b'}') {
+                return Ok(None);
+            }
+        } else if self.p.eat(b',') {
+            self.p.ws();
+        } else if self.p.eat(b'}') {
+            return Ok(None);
+        } else {
+            return Err(Stop::Unusual);
+        }
+        if self.p.peek() != b'"' {
+            return Err(Stop::Unusual);
+        }
+        let key = self.p.string().map_err(|_| Stop::Unusual)?;
+        self.p.ws();
+        if !self.p.eat(b':') {
+            return Err(Stop::Unusual);
+        }
+        self.p.ws();
+        Ok(Some(key))
+    }
+
+    /// After `[` (or an element): whether another element follows (the parser is at it).
+    fn element(&mut self, first: bool) -> Decoding<bool> {
+        self.p.ws();
+        if first {
+            return Ok(!self.p.eat(b']'));
+        }
+        if self.p.eat(b',') {
+            self.p.ws();
+            Ok(true)
+        } else if self.p.eat(b']') {
+            Ok(false)
+        } else {
+            Err(Stop::Unusual)
+        }
+    }
+
+    /// At a value Python iterates as `x or ()`: true when it is an array (its `[` read),
+    /// false when it is a false value (read); anything else is unusual.
+    fn open_list(&mut self, depth: usize) -> Decoding<bool> {
+        if self.p.eat(b'[') {
+            return Ok(true);
+        }
+        let value = self.value(depth)?;
+        if falsy(&value) {
+            Ok(false)
+        } else {
+            Err(Stop::Unusual)
+        }
+    }
+
+    /// The `str` of a key: from the cache when it is borrowed from the text.
+    // A `&Cow`, not a `&str`: whether the text is borrowed (and lives as long as the cache)
+    // is what decides.
+    #[allow(clippy::ptr_arg)]
+    fn key_str(&mut self, key: &Cow<'a, str>) -> Bound<'py, PyString> {
+        match key {
+            Cow::Borrowed(text) => self.keys.get(self.py, text),
+            Cow::Owned(text) => PyString::new(self.py, text),
+        }
+    }
+
+    // -- the layout ------------------------------------------------------------------------
+
+    fn document(&mut self) -> Decoding<()> {
+        self.p.ws();
+        if !self.p.eat(b'{') {
+            return Err(Stop::Unusual);
+        }
+        let mut found = false;
+        let mut first = true;
+        while let Some(key) = self.key(first)? {
+            first = false;
+            if key == "resourceSpans" {
+                // another format, or resourceSpans of another type: Python decides
+                if found || !self.p.eat(b'[') {
+                    return Err(Stop::Unusual);
+                }
+                found = true;
+                let mut first_block = true;
+                while self.element(first_block)? {
+                    first_block = false;
+                    self.block()?;
+                }
+            } else {
+                self.value(1)?;
+            }
+        }
+        self.p.ws();
+        if !found || !self.p.at_end() {
+            return Err(Stop::Unusual);
         }
         Ok(())
     }
 
-    /// One `resourceSpans` entry: its resource, then the spans of each of its scopes.
-    fn block(&mut self, block: &'t Value<'t>) -> Decoding<()> {
-        if !matches!(block, Value::Object(_)) {
+    /// One `resourceSpans` entry: its resource, then the spans of each of its scopes. The
+    /// resource dict is made first and filled when its key comes, so spans read before it
+    /// share it too; `scopeSpans` is read unless false, then `instrumentationLibrarySpans`.
+    fn block(&mut self) -> Decoding<()> {
+        if !self.p.eat(b'{') {
             return Err(Stop::Unusual);
         }
-        let resource = match truthy(block, "resource") {
-            None => PyDict::new(self.py),
-            Some(resource @ Value::Object(_)) => self.attributes(resource.get("attributes"), 0)?,
-            Some(_) => return Err(Stop::Unusual),
-        };
-        let scopes =
-            truthy(block, "scopeSpans").or_else(|| truthy(block, "instrumentationLibrarySpans"));
-        for scope in items(scopes)? {
-            if !matches!(scope, Value::Object(_)) {
+        let resource = PyDict::new(self.py);
+        let mut seen_resource = false;
+        let mut seen_lists = [false; 2]; // scopeSpans, instrumentationLibrarySpans
+        let mut read_list: Option<usize> = None;
+        let mut first = true;
+        while let Some(key) = self.key(first)? {
+            first = false;
+            let list = match key.as_ref() {
+                "scopeSpans" => 0,
+                "instrumentationLibrarySpans" => 1,
+                "resource" => {
+                    first_time(&mut seen_resource)?;
+                    self.resource(&resource)?;
+                    continue;
+                }
+                _ => {
+                    self.value(3)?;
+                    continue;
+                }
+            };
+            first_time(&mut seen_lists[list])?;
+            if !self.open_list(3)? {
+                continue;
+            }
+            // both lists holding scopes: which one Python reads depends on the order here
+            if read_list.is_some() {
                 return Err(Stop::Unusual);
             }
-            for span in items(scope.get("spans"))? {
-                let converted = self.span(span, &resource)?;
-                self.spans.append(converted)?;
+            let mut first_scope = true;
+            while self.element(first_scope)? {
+                first_scope = false;
+                self.scope(&resource)?;
+            }
+            // an empty array is false: Python would read the other list
+            read_list = (!first_scope).then_some(list);
+        }
+        Ok(())
+    }
+
+    fn resource(&mut self, resource: &Bound<'py, PyDict>) -> Decoding<()> {
+        if !self.p.eat(b'{') {
+            let value = self.value(3)?;
+            return if falsy(&value) {
+                Ok(())
+            } else {
+                Err(Stop::Unusual)
+            };
+        }
+        let mut seen = false;
+        let mut first = true;
+        while let Some(key) = self.key(first)? {
+            first = false;
+            if key == "attributes" {
+                first_time(&mut seen)?;
+                self.attributes_into(resource, 4)?;
+            } else {
+                self.value(4)?;
             }
         }
         Ok(())
     }
 
-    fn span(
-        &mut self,
-        span: &'t Value<'t>,
-        resource: &Bound<'py, PyDict>,
-    ) -> Decoding<Bound<'py, PyAny>> {
-        if !matches!(span, Value::Object(_)) {
+    fn scope(&mut self, resource: &Bound<'py, PyDict>) -> Decoding<()> {
+        if !self.p.eat(b'{') {
             return Err(Stop::Unusual);
         }
+        let mut seen = false;
+        let mut first = true;
+        while let Some(key) = self.key(first)? {
+            first = false;
+            if key != "spans" {
+                self.value(5)?;
+                continue;
+            }
+            first_time(&mut seen)?;
+            if !self.open_list(5)? {
+                continue;
+            }
+            let mut first_span = true;
+            while self.element(first_span)? {
+                first_span = false;
+                let span = self.span(resource)?;
+                self.spans.append(span)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn span(&mut self, resource: &Bound<'py, PyDict>) -> Decoding<Bound<'py, PyAny>> {
+        if !self.p.eat(b'{') {
+            return Err(Stop::Unusual);
+        }
+        let mut fields = SpanFields::default();
+        let mut first = true;
+        while let Some(key) = self.key(first)? {
+            first = false;
+            let slot = match key.as_ref() {
+                "attributes" => {
+                    let dict = PyDict::new(self.py);
+                    self.attributes_into(&dict, SPAN_DEPTH)?;
+                    once(&mut fields.attributes, dict)?;
+                    continue;
+                }
+                "traceId" => &mut fields.trace_id,
+                "spanId" => &mut fields.span_id,
+                "parentSpanId" => &mut fields.parent_id,
+                "name" => &mut fields.name,
+                "startTimeUnixNano" => &mut fields.start,
+                "endTimeUnixNano" => &mut fields.end,
+                "status" => &mut fields.status,
+                "events" => &mut fields.events,
+                _ => {
+                    self.value(SPAN_DEPTH)?;
+                    continue;
+                }
+            };
+            let value = self.p.value(SPAN_DEPTH).map_err(|_| Stop::Unusual)?;
+            once(slot, value)?;
+        }
+        self.make_span(fields, resource)
+    }
+
+    fn make_span(
+        &mut self,
+        fields: SpanFields<'a, 'py>,
+        resource: &Bound<'py, PyDict>,
+    ) -> Decoding<Bound<'py, PyAny>> {
         let py = self.py;
-        let trace_id = self.trace_id(span.get("traceId"))?;
-        let span_id = match span.get("spanId") {
+        let trace_id = self.trace_id(fields.trace_id.as_ref())?;
+        let span_id = match &fields.span_id {
             Some(Value::Str(id)) if plain_hex(id, SPAN_HEX) == Some(true) => PyString::new(py, id),
             _ => return Err(Stop::Unusual),
         };
-        let name = match span.get("name") {
+        let name = match &fields.name {
             Some(Value::Str(name)) if !name.is_empty() => PyString::new(py, name),
             _ => return Err(Stop::Unusual),
         };
-        let parent = self.parent_id(span.get("parentSpanId"))?;
-        let start = integer(span.get("startTimeUnixNano"))?.into_pyobject(py)?;
-        let end = integer(span.get("endTimeUnixNano"))?.into_pyobject(py)?;
-        let attributes = self.attributes(span.get("attributes"), 0)?;
-        let events = self.events(span.get("events"))?;
-        let (status_error, status_message) = self.status(span.get("status"))?;
+        let parent = self.parent_id(fields.parent_id.as_ref())?;
+        let start = integer(fields.start.as_ref())?.into_pyobject(py)?;
+        let end = integer(fields.end.as_ref())?.into_pyobject(py)?;
+        let attributes = match fields.attributes {
+            Some(dict) => dict,
+            None => PyDict::new(py),
+        };
+        let events = self.events(fields.events.as_ref())?;
+        let (status_error, status_message) = self.status(fields.status.as_ref())?;
         let span = self.classes.span.make(&[
             trace_id.as_any(),
             span_id.as_any(),
@@ -216,13 +461,12 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
         Ok(span)
     }
 
-    fn trace_id(&mut self, value: Option<&'t Value<'t>>) -> Decoding<Bound<'py, PyString>> {
+    fn trace_id(&mut self, value: Option<&Value<'a>>) -> Decoding<Bound<'py, PyString>> {
         let Some(Value::Str(id)) = value else {
             return Err(Stop::Unusual);
         };
-        let id: &'t str = id;
         if let Some((raw, obj)) = &self.last_trace {
-            if *raw == id {
+            if *raw == id.as_ref() {
                 return Ok(obj.clone());
             }
         }
@@ -230,14 +474,16 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
             return Err(Stop::Unusual); // all zeros (a span Python skips), or another form
         }
         let obj = PyString::new(self.py, id);
-        self.last_trace = Some((id, obj.clone()));
+        if let Cow::Borrowed(text) = id {
+            self.last_trace = Some((text, obj.clone()));
+        }
         Ok(obj)
     }
 
     /// The parent id, or None: absent, null, empty or all zeros.
-    fn parent_id(&mut self, value: Option<&'t Value<'t>>) -> Decoding<Bound<'py, PyAny>> {
+    fn parent_id(&mut self, value: Option<&Value<'a>>) -> Decoding<Bound<'py, PyAny>> {
         let py = self.py;
-        let id: &'t str = match value {
+        let id = match value {
             None | Some(Value::Null) => return Ok(py.None().into_bound(py)),
             Some(Value::Str(id)) => id,
             Some(_) => return Err(Stop::Unusual),
@@ -246,14 +492,16 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
             return Ok(py.None().into_bound(py));
         }
         if let Some((raw, obj)) = &self.last_parent {
-            if *raw == id {
+            if *raw == id.as_ref() {
                 return Ok(obj.clone().into_any());
             }
         }
         match plain_hex(id, SPAN_HEX) {
             Some(true) => {
                 let obj = PyString::new(py, id);
-                self.last_parent = Some((id, obj.clone()));
+                if let Cow::Borrowed(text) = id {
+                    self.last_parent = Some((text, obj.clone()));
+                }
                 Ok(obj.into_any())
             }
             Some(false) => Ok(py.None().into_bound(py)),
@@ -288,7 +536,7 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
         Ok((PyBool::new(py, error).to_owned(), message))
     }
 
-    fn events(&mut self, value: Option<&'t Value<'t>>) -> Decoding<Bound<'py, PyTuple>> {
+    fn events(&mut self, value: Option<&Value<'a>>) -> Decoding<Bound<'py, PyTuple>> {
         let py = self.py;
         let events = items(value)?;
         if events.is_empty() {
@@ -315,10 +563,54 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
         Ok(PyTuple::new(py, out)?)
     }
 
-    /// A `KeyValue` list to a dict (`attributes`); values that unwrap to None are left out.
+    /// A `KeyValue` list read from the text into `dict` (`attributes`, depth 0).
+    fn attributes_into(&mut self, dict: &Bound<'py, PyDict>, depth: usize) -> Decoding<()> {
+        if !self.open_list(depth)? {
+            return Ok(());
+        }
+        let mut first_item = true;
+        while self.element(first_item)? {
+            first_item = false;
+            if !self.p.eat(b'{') {
+                return Err(Stop::Unusual);
+            }
+            let mut key: Option<Cow<'a, str>> = None;
+            let mut value: Option<Value<'a>> = None;
+            let mut first = true;
+            while let Some(field) = self.key(first)? {
+                first = false;
+                match field.as_ref() {
+                    "key" => {
+                        if self.p.peek() != b'"' {
+                            return Err(Stop::Unusual); // a key Python would keep as it is
+                        }
+                        let text = self.p.string().map_err(|_| Stop::Unusual)?;
+                        once(&mut key, text)?;
+                    }
+                    "value" => {
+                        let parsed = self.value(depth + 2)?;
+                        once(&mut value, parsed)?;
+                    }
+                    _ => {
+                        self.value(depth + 2)?;
+                    }
+                }
+            }
+            let Some(key) = key else {
+                return Err(Stop::Unusual); // no key: Python words the error
+            };
+            if let Some(unwrapped) = self.item_value(value.as_ref(), 0)? {
+                let key = self.key_str(&key);
+                dict.set_item(key, unwrapped)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `KeyValue` list already parsed (events, nested key-value lists) to a dict.
     fn attributes(
         &mut self,
-        value: Option<&'t Value<'t>>,
+        value: Option<&Value<'a>>,
         depth: usize,
     ) -> Decoding<Bound<'py, PyDict>> {
         let dict = PyDict::new(self.py);
@@ -329,24 +621,32 @@ impl<'c, 't, 'py> Decoder<'c, 't, 'py> {
             let Some(Value::Str(key)) = item.get("key") else {
                 return Err(Stop::Unusual); // missing, or a key Python would keep as it is
             };
-            let unwrapped = match item.get("value") {
-                None => None,
-                Some(value @ Value::Object(_)) => self.any_value(value, depth)?,
-                Some(value) if falsy(value) => None, // `value or {}`: nothing to unwrap
-                Some(_) => return Err(Stop::Unusual),
-            };
-            if let Some(unwrapped) = unwrapped {
-                let key: &'t str = key;
-                dict.set_item(self.keys.get(self.py, key), unwrapped)?;
+            if let Some(unwrapped) = self.item_value(item.get("value"), depth)? {
+                let key = self.key_str(key);
+                dict.set_item(key, unwrapped)?;
             }
         }
         Ok(dict)
     }
 
+    /// A `KeyValue`'s `value`, unwrapped; None leaves the key out.
+    fn item_value(
+        &mut self,
+        value: Option<&Value<'a>>,
+        depth: usize,
+    ) -> Decoding<Option<Bound<'py, PyAny>>> {
+        match value {
+            None => Ok(None),
+            Some(value @ Value::Object(_)) => self.any_value(value, depth),
+            Some(value) if falsy(value) => Ok(None), // `value or {}`: nothing to unwrap
+            Some(_) => Err(Stop::Unusual),
+        }
+    }
+
     /// One `AnyValue` object (`any_value`); None where Python gives None.
     fn any_value(
         &mut self,
-        value: &'t Value<'t>,
+        value: &Value<'a>,
         depth: usize,
     ) -> Decoding<Option<Bound<'py, PyAny>>> {
         let Value::Object(fields) = value else {
