@@ -260,6 +260,30 @@ class TestOddVariants:
         assert 100 < taken < 1400  # both paths were exercised
 
 
+    def test_cut_and_corrupted_bytes_are_never_taken_for_other_spans(self) -> None:
+        """Truncated, spliced and byte-flipped documents: the core gives the Python answer
+        or leaves them (it never takes text orjson refuses, and never crashes)."""
+        rng = random.Random(5)
+        span = good_span()
+        span["events"] = [{"name": "e", "attributes": [{"key": "a", "value": {"intValue": 1}}]}]
+        base = document(span, good_span(), resource={"attributes": []})
+        taken = 0
+        for _ in range(3000):
+            data = bytearray(base)
+            kind = rng.randrange(3)
+            if kind == 0:
+                data = data[: rng.randrange(len(data))]
+            elif kind == 1:
+                for _ in range(rng.randrange(1, 4)):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+            else:
+                at = rng.randrange(len(data))
+                data[at:at] = rng.choice([b",", b"}", b"]", b'"', b"\\", b"null", b"\x00", b" "])
+            check(bytes(data))
+            taken += spans_from_json(bytes(data)) is not None
+        assert taken > 0  # some mutations (inside strings, spaces) are still documents
+
+
 # -- real runs and the callers -----------------------------------------------------------
 
 
