@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from otel_cycleguard.detect.records import ModelTurn, ToolCall
+from otel_cycleguard.detect.records import ModelTurn, ToolCall, new_model_turn, new_tool_call
 from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
+from otel_cycleguard.wire._json import loads_shared
 
 __all__ = [
     "SpanRole",
@@ -178,16 +179,16 @@ def tool_call_from(
     if read_only is None and get("cycleguard.tool.dimension") == "perceive":
         read_only = True
     fingerprint = get(state_attribute)
-    return ToolCall(
-        tool=tool_name(name, attributes),
-        arguments=arguments,
-        result=result,
-        error=error,
-        start_s=start_ns / 1e9 if start_ns else None,
-        end_s=end_ns / 1e9 if end_ns else None,
-        read_only=read_only,
-        state_fingerprint=str(fingerprint) if fingerprint is not None else None,
-        span_id=span_id,
+    return new_tool_call(  # ToolCall's fields, in order
+        tool_name(name, attributes),
+        arguments,
+        result,
+        error,
+        start_ns / 1e9 if start_ns else None,
+        end_ns / 1e9 if end_ns else None,
+        read_only,
+        str(fingerprint) if fingerprint is not None else None,
+        span_id,
     )
 
 
@@ -196,7 +197,7 @@ def _text_of_messages(raw: Any) -> str | None:
     if not isinstance(raw, str):
         return None
     try:
-        messages = _json_loads(raw)
+        messages = loads_shared(raw)  # derive read the same text just before: parsed once
     except (ValueError, RecursionError):
         return raw
     texts: list[str] = []
@@ -230,6 +231,8 @@ def _indexed_text(attributes: Mapping[str, Any], prefix: str, suffix: str) -> st
 def _token(attributes: Mapping[str, Any], *keys: str) -> int:
     for key in keys:
         value = attributes.get(key)
+        if value.__class__ is int:  # the usual count: the general test below says the same
+            return value  # type: ignore[no-any-return]
         if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
             return int(value) if abs(value) != float("inf") else 0  # NaN/inf: no count
     return 0
@@ -275,26 +278,26 @@ def model_turn_from(
     fingerprint = attributes.get(state_attribute)
     error_type = attributes.get("error.type")
     error = bool(status_error) or error_type is not None
-    return ModelTurn(
-        error=error,
-        error_text=f"{error_type}: {status_message or ''}" if error else None,
-        text=text,
-        input_tokens=_token(
+    return new_model_turn(  # ModelTurn's fields, in order
+        text,
+        _token(
             attributes,
             "gen_ai.usage.input_tokens",
             "gen_ai.usage.prompt_tokens",
             "llm.token_count.prompt",
         ),
-        output_tokens=_token(
+        _token(
             attributes,
             "gen_ai.usage.output_tokens",
             "gen_ai.usage.completion_tokens",
             "llm.token_count.completion",
         ),
-        start_s=start_ns / 1e9 if start_ns else None,
-        end_s=end_ns / 1e9 if end_ns else None,
-        state_fingerprint=str(fingerprint) if fingerprint is not None else None,
-        span_id=span_id,
+        start_ns / 1e9 if start_ns else None,
+        end_ns / 1e9 if end_ns else None,
+        str(fingerprint) if fingerprint is not None else None,
+        span_id,
+        error,
+        f"{error_type}: {status_message or ''}" if error else None,
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from otel_cycleguard.detect.normalize import canonical_json
-from otel_cycleguard.detect.records import ToolCall
+from otel_cycleguard.detect.records import ToolCall, new_tool_call
 from otel_cycleguard.model_messages import (
     MAX_CALLS,
     RequestedCall,
@@ -168,14 +168,16 @@ class DerivedCalls:
                 self.covered += 1
                 continue
             out.append(
-                ToolCall(
-                    tool=request.name,
-                    arguments=request.arguments,
-                    result=result.content,
-                    error=result.error,
-                    start_s=state.pending_end_s,
-                    end_s=end_s,
-                    span_id=span_id,
+                new_tool_call(  # ToolCall's fields, in order
+                    request.name,
+                    request.arguments,
+                    result.content,
+                    result.error,
+                    state.pending_end_s,
+                    end_s,
+                    None,  # read_only: unknown
+                    None,  # state_fingerprint
+                    span_id,
                 )
             )
         self.emitted += len(out)

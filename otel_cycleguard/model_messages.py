@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
+from otel_cycleguard.wire._json import loads_shared  # orjson; the values are only read
 
 __all__ = [
     "MAX_CALLS",
@@ -76,7 +76,7 @@ def _json(raw: Any) -> Any:
     if not isinstance(raw, str) or len(raw) > MAX_JSON_CHARS:
         return None
     try:
-        return _json_loads(raw)
+        return loads_shared(raw)
     except ValueError:
         return None
 

@@ -5,10 +5,13 @@ They carry raw content on the way in; the session hashes it at once and keeps on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ModelTurn", "ToolCall"]
+from otel_cycleguard.detect._slotted import slotted_constructor
+
+__all__ = ["ModelTurn", "ToolCall", "new_model_turn", "new_tool_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +52,10 @@ class ModelTurn:
     span_id: str | None = None
     error: bool = False
     error_text: str | None = None
+
+
+#: ``ToolCall`` from every field, positionally, in declaration order: the converters' fast
+#: constructor (see :mod:`otel_cycleguard.detect._slotted`).
+new_tool_call: Callable[..., ToolCall] = slotted_constructor(ToolCall)
+#: ``ModelTurn`` from every field, positionally, in declaration order.
+new_model_turn: Callable[..., ModelTurn] = slotted_constructor(ModelTurn)

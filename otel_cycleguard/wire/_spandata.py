@@ -11,29 +11,16 @@ callers' tests fail loudly rather than leave a slot unset.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any
 
+from otel_cycleguard.detect._slotted import fields_of, slotted_constructor
 from otel_cycleguard.spans import SpanData, SpanEvent
 
 __all__ = ["EVENT_FIELDS", "FIELDS", "new_span"]
 
 #: The field names of :class:`SpanData`, in the order :func:`new_span` takes them.
-FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SpanData))
+FIELDS: tuple[str, ...] = fields_of(SpanData)
 #: The field names of :class:`SpanEvent`, in declaration order (the core fills both).
-EVENT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(SpanEvent))
+EVENT_FIELDS: tuple[str, ...] = fields_of(SpanEvent)
 
-
-def _build() -> Callable[..., SpanData]:
-    namespace: dict[str, Any] = {"_new": object.__new__, "_SpanData": SpanData}
-    lines = [f"def new_span({', '.join(FIELDS)}):", "    span = _new(_SpanData)"]
-    for name in FIELDS:
-        namespace[f"_set_{name}"] = getattr(SpanData, name).__set__
-        lines.append(f"    _set_{name}(span, {name})")
-    lines.append("    return span")
-    exec("\n".join(lines), namespace)  # generated from the dataclass fields only
-    return namespace["new_span"]  # type: ignore[no-any-return]
-
-
-new_span: Callable[..., SpanData] = _build()
+new_span: Callable[..., SpanData] = slotted_constructor(SpanData)

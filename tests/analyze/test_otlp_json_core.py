@@ -259,7 +259,6 @@ class TestOddVariants:
             taken += spans_from_json(body) is not None
         assert 100 < taken < 1400  # both paths were exercised
 
-
     def test_cut_and_corrupted_bytes_are_never_taken_for_other_spans(self) -> None:
         """Truncated, spliced and byte-flipped documents: the core gives the Python answer
         or leaves them (it never takes text orjson refuses, and never crashes)."""
@@ -357,3 +356,18 @@ def test_the_service_leaves_a_body_with_a_rejected_span_to_python() -> None:
     converted = from_json(body)
     assert len(converted.spans) == 1 and converted.rejected == 1
     assert converted.reason is not None and "without a name" in converted.reason
+
+
+def test_loads_shared_parses_a_repeated_text_once_and_any_other_text_again() -> None:
+    from otel_cycleguard.wire._json import loads_shared
+
+    text = json.dumps([{"role": "assistant", "parts": []}])
+    first = loads_shared(text)
+    assert loads_shared(text) is first  # the same text object: the remembered value
+    copy = "".join(list(text))  # equal, another object: parsed afresh, equal value
+    assert copy is not text
+    again = loads_shared(copy)
+    assert again == first and again is not first
+    with pytest.raises(ValueError):
+        loads_shared("{not json")
+    assert loads_shared(copy) is again  # an error remembers nothing
