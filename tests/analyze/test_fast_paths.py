@@ -296,6 +296,33 @@ ODD_ANY_VALUES: list[Any] = [
 ]
 
 
+#: Values a span's ``status`` is set to in the malformed variants.
+ODD_STATUSES: list[Any] = [
+    {"code": "STATUS_CODE_ERROR"},
+    {"code": "ERROR", "message": "m"},
+    {"code": "2"},
+    {"code": 2.0},
+    {"code": True},
+    {"code": [2]},
+    {"message": 5},
+    {"message": ""},
+    {"code": 1, "message": "fine"},
+    "ERROR",
+    [2],
+    0,
+]
+
+#: Values a span's ``events`` are set to in the malformed variants.
+ODD_EVENTS: list[Any] = [
+    [{"name": None}],
+    [{"name": 5, "timeUnixNano": 3}],
+    [{"name": "e", "timeUnixNano": "12"}],
+    ["x"],
+    "ab",
+    {"name": "e"},
+    [{"attributes": [{"key": "a", "value": {"intValue": "1"}}]}],
+]
+
 #: The span fields the variants change.
 SPAN_FIELDS = [
     "traceId",
@@ -388,25 +415,7 @@ class TestOtlpJson:
             assert (got, got_problems) == (want, want_problems), value
 
     def test_odd_status_and_events(self) -> None:
-        statuses = [
-            {"code": "STATUS_CODE_ERROR"},
-            {"code": "2"},
-            {"code": [2]},
-            {"message": 5},
-            {"message": ""},
-            {"code": 1, "message": "fine"},
-            "ERROR",
-            [2],
-        ]
-        events = [
-            [{"name": None}],
-            [{"name": 5, "timeUnixNano": 3}],
-            ["x"],
-            "ab",
-            {"name": "e"},
-            [{"attributes": [{"key": "a", "value": {"intValue": "1"}}]}],
-        ]
-        for status, event_list in itertools.product(statuses, events):
+        for status, event_list in itertools.product(ODD_STATUSES, ODD_EVENTS):
             span = good_span()
             span["status"] = status
             span["events"] = event_list

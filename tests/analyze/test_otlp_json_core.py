@@ -28,6 +28,8 @@ from otel_cycleguard.wire import otlp_json as otlp
 from otel_cycleguard.wire.otlp_json import MAX_VALUE_DEPTH, spans_from_json
 from tests.analyze.test_fast_paths import (
     ODD_ANY_VALUES,
+    ODD_EVENTS,
+    ODD_STATUSES,
     SPAN_FIELDS,
     good_span,
     mutated_spans,
@@ -218,30 +220,7 @@ class TestOddVariants:
             check(document(good_span(), resource={"attributes": span["attributes"]}))
 
     def test_odd_statuses_events_and_resources(self) -> None:
-        statuses: list[Any] = [
-            {"code": "STATUS_CODE_ERROR"},
-            {"code": "ERROR", "message": "m"},
-            {"code": "2"},
-            {"code": 2.0},
-            {"code": True},
-            {"code": [2]},
-            {"message": 5},
-            {"message": ""},
-            {"code": 1, "message": "fine"},
-            "ERROR",
-            [2],
-            0,
-        ]
-        events: list[Any] = [
-            [{"name": None}],
-            [{"name": 5, "timeUnixNano": 3}],
-            [{"name": "e", "timeUnixNano": "12"}],
-            ["x"],
-            "ab",
-            {"name": "e"},
-            [{"attributes": [{"key": "a", "value": {"intValue": "1"}}]}],
-        ]
-        for status, event_list in itertools.product(statuses, events):
+        for status, event_list in itertools.product(ODD_STATUSES, ODD_EVENTS):
             span = good_span()
             span["status"] = status
             span["events"] = event_list

@@ -76,7 +76,13 @@ pub fn decode<'py>(
     Ok(decoder.spans)
 }
 
-/// Nesting of the layout's levels, for the parser's depth limit.
+/// How deep each level of the layout sits (arrays and objects around it), for the parser's
+/// depth limit on the values read there: document 1, `resourceSpans` entry 3, its resource
+/// 4, a scope 5, a span 7.
+const DOCUMENT_DEPTH: usize = 1;
+const BLOCK_DEPTH: usize = 3;
+const RESOURCE_DEPTH: usize = 4;
+const SCOPE_DEPTH: usize = 5;
 const SPAN_DEPTH: usize = 7;
 
 struct Decoder<'c, 'a, 'py> {
@@ -282,7 +288,7 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
                     self.block()?;
                 }
             } else {
-                self.value(1)?;
+                self.value(DOCUMENT_DEPTH)?;
             }
         }
         self.p.ws();
@@ -315,12 +321,12 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
                     continue;
                 }
                 _ => {
-                    self.value(3)?;
+                    self.value(BLOCK_DEPTH)?;
                     continue;
                 }
             };
             first_time(&mut seen_lists[list])?;
-            if !self.open_list(3)? {
+            if !self.open_list(BLOCK_DEPTH)? {
                 continue;
             }
             // both lists holding scopes: which one Python reads depends on the order here
@@ -340,7 +346,7 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
 
     fn resource(&mut self, resource: &Bound<'py, PyDict>) -> Decoding<()> {
         if !self.p.eat(b'{') {
-            let value = self.value(3)?;
+            let value = self.value(BLOCK_DEPTH)?;
             return if falsy(&value) {
                 Ok(())
             } else {
@@ -353,9 +359,9 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
             first = false;
             if key == "attributes" {
                 first_time(&mut seen)?;
-                self.attributes_into(resource, 4)?;
+                self.attributes_into(resource, RESOURCE_DEPTH)?;
             } else {
-                self.value(4)?;
+                self.value(RESOURCE_DEPTH)?;
             }
         }
         Ok(())
@@ -370,11 +376,11 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
         while let Some(key) = self.key(first)? {
             first = false;
             if key != "spans" {
-                self.value(5)?;
+                self.value(SCOPE_DEPTH)?;
                 continue;
             }
             first_time(&mut seen)?;
-            if !self.open_list(5)? {
+            if !self.open_list(SCOPE_DEPTH)? {
                 continue;
             }
             let mut first_span = true;
