@@ -37,6 +37,7 @@ pub struct Packer<'py> {
     py: Python<'py>,
     bytes: Vec<u8>,
     strings: Vec<Py<PyString>>,
+    words: Vec<u64>,
 }
 
 /// Reads what a [`Packer`] wrote, in the same order.
@@ -45,6 +46,7 @@ pub struct Unpacker<'a, 'py> {
     bytes: &'a [u8],
     at: usize,
     strings: &'a [Py<PyString>],
+    words: Vec<u64>,
 }
 
 impl Packer<'_> {
@@ -88,25 +90,49 @@ pub trait Packed: Sized {
     fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self>;
 }
 
+/// The shortest word worth remembering for a back-reference (one byte instead of five or
+/// more).
+const MIN_REMEMBERED_LEN: usize = 4;
+/// A length byte above 8 is a back-reference: `WORD_REF + i` is the `i`-th remembered word.
+const WORD_REF: usize = 9;
+/// How many words can be referred to back (the length byte's room above `WORD_REF`).
+const MAX_REMEMBERED: usize = 256 - WORD_REF;
+
 /// Words are mostly hashes and bit sets (random bits, or none): a length byte, then the
-/// significant bytes low first. Zero is one byte, a hash nine.
+/// significant bytes low first. Zero is one byte, a hash nine. The same hash is held by
+/// several dimensions at once (the ring, the identical-call and edit keys, the pattern and
+/// poll tables), so a long word written before is written again as one back-reference byte;
+/// reading remembers the same words in the same order.
 impl Packed for u64 {
     fn pack(&self, p: &mut Packer<'_>) {
         let len = 8 - (self.leading_zeros() / 8) as usize;
+        if len >= MIN_REMEMBERED_LEN {
+            if let Some(i) = p.words.iter().position(|w| w == self) {
+                p.byte((WORD_REF + i) as u8);
+                return;
+            }
+            if p.words.len() < MAX_REMEMBERED {
+                p.words.push(*self);
+            }
+        }
         p.byte(len as u8);
         p.bytes.extend_from_slice(&self.to_le_bytes()[..len]);
     }
 
     fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self> {
         let len = u.byte()? as usize;
-        if len > 8 {
-            return None;
+        if len >= WORD_REF {
+            return u.words.get(len - WORD_REF).copied();
         }
         let raw = u.bytes.get(u.at..u.at + len)?;
         u.at += len;
         let mut word = [0u8; 8];
         word[..len].copy_from_slice(raw);
-        Some(u64::from_le_bytes(word))
+        let word = u64::from_le_bytes(word);
+        if len >= MIN_REMEMBERED_LEN && u.words.len() < MAX_REMEMBERED {
+            u.words.push(word);
+        }
+        Some(word)
     }
 }
 
@@ -441,6 +467,7 @@ impl Hibernated {
             py,
             bytes: Vec::with_capacity(256),
             strings: Vec::new(),
+            words: Vec::new(),
         };
         pack_loop_state(session, &mut p);
         Hibernated {
@@ -461,6 +488,7 @@ impl Hibernated {
             bytes: &self.bytes,
             at: 0,
             strings: &self.strings,
+            words: Vec::new(),
         };
         let session = Session {
             plan: self.plan.clone(),
@@ -602,6 +630,7 @@ mod tests {
             py,
             bytes: Vec::new(),
             strings: Vec::new(),
+            words: Vec::new(),
         };
         value.pack(&mut p);
         (p.bytes, p.strings)
@@ -613,6 +642,7 @@ mod tests {
             bytes,
             at: 0,
             strings,
+            words: Vec::new(),
         };
         let v = T::unpack(&mut u)?;
         (u.at == bytes.len()).then_some(v)
@@ -636,6 +666,30 @@ mod tests {
                 let (b, s) = packed(py, &Num::Float(x));
                 assert!(matches!(unpacked::<Num>(py, &b, &s), Some(Num::Float(y)) if y == x));
             }
+        });
+    }
+
+    #[test]
+    fn a_long_word_written_again_is_one_back_reference_byte() {
+        pyo3::prepare_freethreaded_python();
+        Python::with_gil(|py| {
+            let hash = 0x1234_5678_9ABC_DEF0u64;
+            let short = 0xFFFu64; // two bytes: not worth remembering
+            let value = vec![hash, short, hash, short, hash];
+            let (bytes, strings) = packed(py, &value);
+            // length, then 1 + 8, 1 + 2, one reference byte, 1 + 2, one reference byte
+            assert_eq!(bytes.len(), 1 + 9 + 3 + 1 + 3 + 1);
+            assert_eq!(bytes[1 + 9 + 3], WORD_REF as u8);
+            assert_eq!(unpacked::<Vec<u64>>(py, &bytes, &strings), Some(value));
+            // a reference to a word not yet read is corrupt
+            assert!(unpacked::<u64>(py, &[WORD_REF as u8], &[]).is_none());
+            // past the references' room, words are written out in full and still read back
+            let many: Vec<u64> = (0..MAX_REMEMBERED as u64 + 20)
+                .map(|i| u64::MAX - i)
+                .chain([u64::MAX, u64::MAX - MAX_REMEMBERED as u64 - 5])
+                .collect();
+            let (bytes, strings) = packed(py, &many);
+            assert_eq!(unpacked::<Vec<u64>>(py, &bytes, &strings), Some(many));
         });
     }
 
