@@ -14,8 +14,6 @@
 //! which writes and reads them in the same order and stops compiling when a field is added
 //! to the struct but not to the list.
 
-use std::sync::Arc;
-
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -27,7 +25,7 @@ use crate::rules::{
     EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit, RecurringFailure,
     RepeatedFailure, ReplayCycle, SameError, Staleness,
 };
-use crate::session::{Plan, Session};
+use crate::session::{Session, SessionHeader};
 use crate::settings::Num;
 use crate::signal::Gate;
 use crate::watch::{CallRing, Slot};
@@ -449,13 +447,9 @@ fn pack_loop_state(s: &Session, p: &mut Packer<'_>) {
     s.budget.pack(p);
 }
 
-/// A hibernated session: what [`Session`] holds, its loop state packed.
+/// A hibernated session: the header of [`Session`] as it is, its loop state packed.
 pub struct Hibernated {
-    pub plan: Arc<Plan>,
-    pub key: Py<PyString>,
-    pub agent: Option<Py<PyAny>>,
-    pub tool_calls: i64,
-    pub model_turns: i64,
+    pub header: SessionHeader,
     bytes: Box<[u8]>,
     strings: Box<[Py<PyString>]>,
 }
@@ -471,11 +465,7 @@ impl Hibernated {
         };
         pack_loop_state(session, &mut p);
         Hibernated {
-            plan: session.plan.clone(),
-            key: session.key.clone_ref(py),
-            agent: session.agent.as_ref().map(|a| a.clone_ref(py)),
-            tool_calls: session.tool_calls,
-            model_turns: session.model_turns,
+            header: session.header.clone_ref(py),
             bytes: p.bytes.into_boxed_slice(),
             strings: p.strings.into_boxed_slice(),
         }
@@ -491,11 +481,7 @@ impl Hibernated {
             words: Vec::new(),
         };
         let session = Session {
-            plan: self.plan.clone(),
-            key: self.key.clone_ref(py),
-            agent: self.agent.as_ref().map(|a| a.clone_ref(py)),
-            tool_calls: self.tool_calls,
-            model_turns: self.model_turns,
+            header: self.header.clone_ref(py),
             ring: Packed::unpack(&mut u)?,
             staleness: Packed::unpack(&mut u)?,
             identical: Packed::unpack(&mut u)?,
@@ -577,38 +563,11 @@ impl SessionState {
         matches!(self, SessionState::Asleep(_))
     }
 
-    pub fn plan(&self) -> &Arc<Plan> {
+    /// The session's header, awake or not (the properties read it without waking it).
+    pub fn header(&self) -> &SessionHeader {
         match self {
-            SessionState::Awake(s) => &s.plan,
-            SessionState::Asleep(h) => &h.plan,
-        }
-    }
-
-    pub fn key(&self) -> &Py<PyString> {
-        match self {
-            SessionState::Awake(s) => &s.key,
-            SessionState::Asleep(h) => &h.key,
-        }
-    }
-
-    pub fn agent(&self) -> Option<&Py<PyAny>> {
-        match self {
-            SessionState::Awake(s) => s.agent.as_ref(),
-            SessionState::Asleep(h) => h.agent.as_ref(),
-        }
-    }
-
-    pub fn tool_calls(&self) -> i64 {
-        match self {
-            SessionState::Awake(s) => s.tool_calls,
-            SessionState::Asleep(h) => h.tool_calls,
-        }
-    }
-
-    pub fn model_turns(&self) -> i64 {
-        match self {
-            SessionState::Awake(s) => s.model_turns,
-            SessionState::Asleep(h) => h.model_turns,
+            SessionState::Awake(s) => &s.header,
+            SessionState::Asleep(h) => &h.header,
         }
     }
 

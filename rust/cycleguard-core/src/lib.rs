@@ -478,37 +478,37 @@ impl PySession {
 
     #[getter]
     fn key(&self, py: Python<'_>) -> Py<PyString> {
-        self.state.key().clone_ref(py)
+        self.state.header().key.clone_ref(py)
     }
 
     #[getter]
     fn agent(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.state.agent().map(|a| a.clone_ref(py))
+        self.state.header().agent.as_ref().map(|a| a.clone_ref(py))
     }
 
     #[getter]
     fn tool_calls(&self) -> i64 {
-        self.state.tool_calls()
+        self.state.header().tool_calls
     }
 
     #[getter]
     fn model_turns(&self) -> i64 {
-        self.state.model_turns()
+        self.state.header().model_turns
     }
 
     #[getter]
     fn profile_name(&self, py: Python<'_>) -> Py<PyString> {
-        self.state.plan().name.clone_ref(py)
+        self.state.header().plan.name.clone_ref(py)
     }
 
     #[getter]
     fn profile(&self, py: Python<'_>) -> Py<PyAny> {
-        self.state.plan().py_profile.clone_ref(py)
+        self.state.header().plan.py_profile.clone_ref(py)
     }
 
     #[getter]
     fn detector(&self, py: Python<'_>) -> Py<PyAny> {
-        self.state.plan().py_detector.clone_ref(py)
+        self.state.header().plan.py_detector.clone_ref(py)
     }
 }
 

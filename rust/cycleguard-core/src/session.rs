@@ -160,13 +160,32 @@ impl Plan {
     }
 }
 
-/// One session's loop state: the dimensions and rules, as named fields.
-pub struct Session {
+/// What a session is whether awake or hibernated: its profile's plan, its key and agent, and
+/// how many calls and turns it has seen (the steps its signals are numbered by).
+pub struct SessionHeader {
     pub plan: Arc<Plan>,
     pub key: Py<PyString>,
     pub agent: Option<Py<PyAny>>,
     pub tool_calls: i64,
     pub model_turns: i64,
+}
+
+impl SessionHeader {
+    /// Another header for the same session (the Python objects shared, counts copied).
+    pub fn clone_ref(&self, py: Python<'_>) -> Self {
+        SessionHeader {
+            plan: Arc::clone(&self.plan),
+            key: self.key.clone_ref(py),
+            agent: self.agent.as_ref().map(|a| a.clone_ref(py)),
+            tool_calls: self.tool_calls,
+            model_turns: self.model_turns,
+        }
+    }
+}
+
+/// One session's loop state: its header, then the dimensions and rules, as named fields.
+pub struct Session {
+    pub header: SessionHeader,
     pub ring: CallRing,
     pub staleness: Staleness,
     pub identical: IdenticalCall,
@@ -250,11 +269,13 @@ impl Session {
         let ring = CallRing::new(plan.ring_size);
         let pattern = ToolPattern::new(plan.profile.tool_pattern.max_period);
         Session {
-            plan,
-            key,
-            agent,
-            tool_calls: 0,
-            model_turns: 0,
+            header: SessionHeader {
+                plan,
+                key,
+                agent,
+                tool_calls: 0,
+                model_turns: 0,
+            },
             ring,
             staleness: Staleness::default(),
             identical: IdenticalCall::default(),
@@ -278,7 +299,7 @@ impl Session {
 
     /// `mask(text[:n])` as UTF-8 bytes.
     fn mask_head(&self, py: Python<'_>, text: &Text<'_>, n: usize) -> PyResult<Vec<u8>> {
-        let norm = &self.plan.shared.normalizer;
+        let norm = &self.header.plan.shared.normalizer;
         let s = text.as_str();
         if norm.fast && text.exact() && s.is_ascii() {
             let head = &s.as_bytes()[..s.len().min(n)];
@@ -299,7 +320,7 @@ impl Session {
         py: Python<'py>,
         call: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let plan = Arc::clone(&self.plan);
+        let plan = Arc::clone(&self.header.plan);
         let shared = &*plan.shared;
         let profile = &plan.profile;
         let tool_obj = call.getattr(pyo3::intern!(py, "tool"))?;
@@ -318,8 +339,8 @@ impl Session {
                 None // only `read_only is True` is read
             }
         };
-        let step = self.tool_calls;
-        self.tool_calls += 1;
+        let step = self.header.tool_calls;
+        self.header.tool_calls += 1;
         let tool_text = args::py_text(&tool)?;
         let arg_text_owner;
         let arg_text: Option<&str> = match arguments.downcast::<PyString>() {
@@ -495,11 +516,11 @@ impl Session {
         py: Python<'py>,
         turn: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let plan = Arc::clone(&self.plan);
+        let plan = Arc::clone(&self.header.plan);
         let shared = &*plan.shared;
         let profile = &plan.profile;
-        let index = self.model_turns;
-        self.model_turns += 1;
+        let index = self.header.model_turns;
+        self.header.model_turns += 1;
         let text_obj = turn.getattr(pyo3::intern!(py, "text"))?;
         let digest = match text_obj.downcast::<PyString>() {
             Ok(text) => text_digest(&shared.normalizer, py, text, profile.text_loop.shingle_size)?,
@@ -583,7 +604,7 @@ impl Session {
     /// `_text_digest`: (hash of the normalised words, shingle sketch) of a turn's text, or
     /// None without a word (or a blank text).
     fn cycle_class(&self, dimension: Dimension) -> CycleClass {
-        let profile = &self.plan.profile;
+        let profile = &self.header.plan.profile;
         match dimension {
             Dimension::TextLoop => {
                 if self.identical.count >= profile.identical_call.warn || self.pattern.gate.0 != 0 {
@@ -602,7 +623,7 @@ impl Session {
 
     /// The tool names of the last `n` calls.
     fn recent_tools<'py>(&self, py: Python<'py>, n: usize) -> Vec<Bound<'py, PyString>> {
-        recent_steps(n, self.plan.evidence, self.tool_calls)
+        recent_steps(n, self.header.plan.evidence, self.header.tool_calls)
             .filter_map(|step| {
                 self.ring.slots[self.ring.slot(step)]
                     .tool
@@ -637,12 +658,12 @@ impl Session {
 
     /// The evidence: the last `evidence_size` calls as CallDigest objects.
     fn evidence<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let cls = self.plan.shared.classes.call_digest.bind(py);
+        let cls = self.header.plan.shared.classes.call_digest.bind(py);
         let mut out = Vec::new();
         for step in recent_steps(
-            self.plan.shared.settings.evidence_size,
-            self.plan.evidence,
-            self.tool_calls,
+            self.header.plan.shared.settings.evidence_size,
+            self.header.plan.evidence,
+            self.header.tool_calls,
         ) {
             let s = self.ring.slot(step);
             let tool = match &self.ring.slots[s].tool {
@@ -709,7 +730,7 @@ impl Session {
         if fired.is_empty() {
             return Ok(out);
         }
-        let classes = &self.plan.shared.classes;
+        let classes = &self.header.plan.shared.classes;
         for Fired { c } in fired {
             let unit = self.unit(py, c.unit, tool.map(|t| t.0));
             let explanation = match &c.text {
@@ -747,10 +768,10 @@ impl Session {
                     &classes.warn
                 },
             )?;
-            kw.set_item("session", self.key.bind(py))?;
+            kw.set_item("session", self.header.key.bind(py))?;
             kw.set_item("streak", c.count)?;
             kw.set_item("threshold", c.threshold)?;
-            kw.set_item("profile", self.plan.name.bind(py))?;
+            kw.set_item("profile", self.header.plan.name.bind(py))?;
             kw.set_item("tool", tool.map(|t| t.0.clone()))?;
             kw.set_item(
                 "category",
@@ -770,7 +791,10 @@ impl Session {
                 kw.set_item("evidence", PyTuple::empty(py))?;
             }
             kw.set_item("unit", PyTuple::new(py, unit)?)?;
-            kw.set_item("agent", self.agent.as_ref().map(|a| a.bind(py).clone()))?;
+            kw.set_item(
+                "agent",
+                self.header.agent.as_ref().map(|a| a.bind(py).clone()),
+            )?;
             kw.set_item("rule", c.rule)?;
             out.append(classes.signal.bind(py).call((), Some(&kw))?)?;
         }
@@ -843,8 +867,8 @@ impl Session {
     /// The current count of every dimension.
     pub fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        d.set_item("tool_calls", self.tool_calls)?;
-        d.set_item("model_turns", self.model_turns)?;
+        d.set_item("tool_calls", self.header.tool_calls)?;
+        d.set_item("model_turns", self.header.model_turns)?;
         d.set_item("identical_call", self.identical.count)?;
         d.set_item("category_streak", self.category.count)?;
         d.set_item("tool_pattern", self.pattern.count)?;

@@ -308,7 +308,8 @@ impl Session {
     /// This session's counters and hashes as plain JSON-compatible data (no raw content).
     pub fn to_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let size = self.ring.size() as i64;
-        let steps = (self.tool_calls - self.tool_calls.min(size))..self.tool_calls;
+        let steps =
+            (self.header.tool_calls - self.header.tool_calls.min(size))..self.header.tool_calls;
         let calls = PyDict::new(py);
         let tools = PyList::empty(py);
         let ring_words = PyList::empty(py);
@@ -328,16 +329,16 @@ impl Session {
         }
         calls.set_item("tools", tools)?;
         calls.set_item("words", ring_words)?;
-        calls.set_item("max_gap", self.plan.profile.replay_cycle.max_gap)?;
+        calls.set_item("max_gap", self.header.plan.profile.replay_cycle.max_gap)?;
         let groups = PyDict::new(py);
         for g in self.groups() {
             groups.set_item(g.name, g.save(py)?)?;
         }
         let out = PyDict::new(py);
         out.set_item("v", 2)?;
-        out.set_item("profile", self.plan.name.bind(py))?;
-        out.set_item("tool_calls", self.tool_calls)?;
-        out.set_item("model_turns", self.model_turns)?;
+        out.set_item("profile", self.header.plan.name.bind(py))?;
+        out.set_item("tool_calls", self.header.tool_calls)?;
+        out.set_item("model_turns", self.header.model_turns)?;
         out.set_item("calls", calls)?;
         out.set_item("words", groups)?;
         let failures = match &self.error.table {
@@ -460,8 +461,8 @@ impl Session {
         let int = |v: Bound<'py, PyAny>| -> PyResult<i64> {
             py.get_type::<pyo3::types::PyInt>().call1((v,))?.extract()
         };
-        self.tool_calls = int(required("tool_calls")?)?;
-        self.model_turns = int(required("model_turns")?)?;
+        self.header.tool_calls = int(required("tool_calls")?)?;
+        self.header.model_turns = int(required("model_turns")?)?;
         // a falsy value reads as absent (`state.get(...) or ...`)
         let present = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
             Ok(match get(k)? {
@@ -486,7 +487,7 @@ impl Session {
             }
             // the replay bits of a call's info word hold for the max_gap they were saved with
             replay_bits = calls.get_item("max_gap")?.is_some_and(|g| {
-                g.eq(self.plan.profile.replay_cycle.max_gap)
+                g.eq(self.header.plan.profile.replay_cycle.max_gap)
                     .unwrap_or(false)
             });
         }
@@ -496,7 +497,7 @@ impl Session {
             ));
         }
         let size = self.ring.size();
-        let first = self.tool_calls - tools.len() as i64;
+        let first = self.header.tool_calls - tools.len() as i64;
         for i in tools.len().saturating_sub(size)..tools.len() {
             let s = self.ring.slot(first + i as i64);
             self.ring.slots[s].key = saved[3 * i];
@@ -602,7 +603,7 @@ impl Session {
                 None => None,
             };
             // another window: the states start over
-            if ring.as_ref().map_or(0, Vec::len) == self.plan.profile.state_hash.window {
+            if ring.as_ref().map_or(0, Vec::len) == self.header.plan.profile.state_hash.window {
                 let mut s = StateRevisit::default();
                 for (k, v) in d.iter() {
                     match k.extract::<String>()?.as_str() {
