@@ -107,7 +107,9 @@ class _Head:
     def __init__(self, head: bytes, settings: Any) -> None:
         lines = head.split(b"\r\n")
         parts = lines[0].split()
-        self.path = parts[1].split(b"?", 1)[0] if len(parts) > 1 else b""
+        # parsed as the handler parses it, so an absolute-form target (``POST http://h/v1/traces``)
+        # gets the trace body limit too
+        self.path = urlsplit(parts[1]).path if len(parts) > 1 else b""
         fields: dict[bytes, bytes] = {}
         for line in lines[1:]:
             name, _, value = line.partition(b":")

@@ -290,6 +290,9 @@ def spans_from_resource_spans(
             report(f"resourceSpans entry skipped: {_describe(exc)}")
             continue
         for spans in span_lists:
+            if not isinstance(spans, (list, tuple)):
+                report(f"scopeSpans entry skipped: spans is {type(spans).__name__}, not a list")
+                continue
             for span in spans:
                 try:
                     converted = span_from_otlp(span, resource)

@@ -158,6 +158,9 @@ def ref_spans(resource_spans: Any, report: Any) -> Iterator[SpanData]:
             report(f"resourceSpans entry skipped: {_describe(exc)}")
             continue
         for spans in span_lists:
+            if not isinstance(spans, (list, tuple)):
+                report(f"scopeSpans entry skipped: spans is {type(spans).__name__}, not a list")
+                continue
             for span in spans:
                 try:
                     converted = ref_span(span, resource)

@@ -152,6 +152,47 @@ class TestMalformed:
         assert json.loads(data)["partialSuccess"]["rejectedSpans"] == "1"
         assert_healthy(service)
 
+    @pytest.mark.parametrize("spans", [5, True, 1.5, "text", {"a": 1}])
+    def test_a_scope_whose_spans_is_not_a_list_is_skipped_and_its_neighbour_kept(
+        self, service, spans
+    ):
+        good = {"traceId": "0" * 31 + "7", "spanId": "0" * 15 + "1", "name": "kept"}
+        body = {
+            "resourceSpans": [
+                {"scopeSpans": [{"spans": spans}]},
+                {"scopeSpans": [{"spans": [good]}]},
+            ]
+        }
+        accepted = service.ingestor.accepted
+        resp, data = post(service, json.dumps(body).encode(), "application/json")
+        assert resp.status == 200
+        assert "not a list" in json.loads(data)["partialSuccess"]["errorMessage"]
+        assert service.ingestor.accepted == accepted + 1
+        assert_healthy(service)
+
+    def test_an_absolute_form_target_gets_the_trace_body_limit(self, tmp_path):
+        """``POST http://host/v1/traces`` (a form HTTP/1.1 servers must accept) with a large body."""
+        settings = ServiceSettings(http_port=0, grpc_port=0, state_file=None)
+        svc = CycleGuardService(CycleGuardConfig(), settings).start()
+        try:
+            request = tool_request(1, trace=5)
+            request.resource_spans[0].scope_spans[0].spans[0].attributes.append(
+                KeyValue(key="pad", value=AnyValue(string_value="z" * 100_000))
+            )
+            body = request.SerializeToString()
+            conn = http.client.HTTPConnection(*svc.http.address, timeout=10)
+            conn.request(
+                "POST",
+                "http://{}:{}/v1/traces".format(*svc.http.address),
+                body=body,
+                headers={"Content-Type": PB},
+            )
+            assert conn.getresponse().status == 200
+            assert svc.ingestor.wait_idle()
+            assert svc.ingestor.processed == 1
+        finally:
+            svc.stop()
+
     def test_grpc_partial_success(self, service):
         with grpc.insecure_channel("{}:{}".format(*service.grpc.address)) as channel:
             stub = trace_service_pb2_grpc.TraceServiceStub(channel)
