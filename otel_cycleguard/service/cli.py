@@ -58,7 +58,7 @@ _OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
         "--max-connections",
         "max_connections",
         int,
-        "complete HTTP requests handled at once / concurrent RPCs",
+        "complete HTTP requests handled at once",
     ),
     (
         "--max-open-connections",

@@ -1,5 +1,14 @@
 """OTLP/gRPC receiver: ``opentelemetry.proto.collector.trace.v1.TraceService/Export``.
 
+The server is grpcio's asyncio server on a thread and event loop of its own. A call waiting
+for its message is a coroutine there, not a thread: the thread-pool server reads each message
+on a pool thread, so eight calls that send headers and half a message, then nothing, held all
+eight of its threads and locked every exporter out for as long as they stayed open. Handling a
+complete request (converting it and offering it to the queue) never blocks, so it runs on the
+loop itself. Calls in flight are bounded per connection (``grpc.max_concurrent_streams``) and in
+time: a connection is asked to go away after ``_MAX_CONNECTION_AGE_MS`` and closed, with whatever
+it still has in flight, ``_MAX_CONNECTION_AGE_GRACE_MS`` later (exporters reconnect on GOAWAY).
+
 Back-pressure follows the OTLP spec: a full queue answers ``RESOURCE_EXHAUSTED`` with a
 ``google.rpc.RetryInfo`` both in the standard status details (``grpc-status-details-bin``,
 read by the Collector) and as ``google.rpc.retryinfo-bin`` trailing metadata (read by the
@@ -9,9 +18,10 @@ metadata (``UNAUTHENTICATED`` otherwise). gzip is negotiated by gRPC itself.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -28,6 +38,13 @@ if TYPE_CHECKING:
 __all__ = ["GrpcReceiver"]
 
 logger = logging.getLogger("otel_cycleguard.service")
+
+#: streams one connection may have open at once (an exporter uses one at a time; the
+#: Collector one per sending-queue consumer, 10 by default)
+_MAX_STREAMS_PER_CONNECTION = 32
+_MAX_CONNECTION_AGE_MS = 5 * 60 * 1000
+_MAX_CONNECTION_AGE_GRACE_MS = 30 * 1000
+_START_TIMEOUT_S = 30.0
 
 
 def _retry_trailers(message: str, delay_s: float) -> list[tuple[str, bytes]]:
@@ -46,26 +63,30 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
     def __init__(self, service: Intake) -> None:
         self.service = service
 
-    def Export(self, request: Any, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+    async def Export(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> ExportTraceServiceResponse:
         svc = self.service
         if svc.stopping.is_set():
             svc.count_request("grpc", "unavailable")
-            context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
         token = svc.settings.token
         if token:
             given = dict(context.invocation_metadata()).get("authorization", "")
             if not hmac.compare_digest(str(given).encode(), f"Bearer {token}".encode()):
                 svc.count_request("grpc", "unauthenticated")
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+                await context.abort(
+                    grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token"
+                )
         converted = from_request(request)
         if not svc.offer(converted.spans):
             if svc.stopping.is_set():
                 svc.count_request("grpc", "unavailable")
-                context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
+                await context.abort(grpc.StatusCode.UNAVAILABLE, "shutting down; retry later")
             svc.count_request("grpc", "throttled", spans=len(converted.spans))
             message = "ingestion queue full ({} of {} spans)".format(*svc.queue_status())
             context.set_trailing_metadata(_retry_trailers(message, svc.settings.retry_after_s))
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
         svc.count_request(
             "grpc", "accepted", spans=len(converted.spans), rejected=converted.rejected
         )
@@ -77,33 +98,64 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
 
 
 class GrpcReceiver:
-    """A grpcio server bound to ``host:port`` (port 0 picks a free one)."""
+    """A ``grpc.aio`` server bound to ``host:port`` (port 0 picks a free one), on its own loop."""
 
     def __init__(self, service: Intake, host: str, port: int) -> None:
-        settings = service.settings
-        self.server = grpc.server(
-            ThreadPoolExecutor(max_workers=settings.grpc_workers, thread_name_prefix="cg-grpc"),
-            maximum_concurrent_rpcs=settings.max_connections,
+        self.host = host
+        self._service = service
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="cg-grpc", daemon=True)
+        self._thread.start()
+        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            self.server, self.port = self._call(self._bind(target), _START_TIMEOUT_S)
+        except BaseException:
+            self._close_loop()
+            raise
+
+    async def _bind(self, target: str) -> tuple[grpc.aio.Server, int]:
+        settings = self._service.settings
+        server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", settings.max_decompressed_bytes),
+                ("grpc.max_concurrent_streams", _MAX_STREAMS_PER_CONNECTION),
+                ("grpc.max_connection_age_ms", _MAX_CONNECTION_AGE_MS),
+                ("grpc.max_connection_age_grace_ms", _MAX_CONNECTION_AGE_GRACE_MS),
                 ("grpc.so_reuseport", 0),
             ],
         )
         trace_service_pb2_grpc.add_TraceServiceServicer_to_server(
-            _TraceService(service), self.server
+            _TraceService(self._service), server
         )
-        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        self.port = self.server.add_insecure_port(target)
-        if not self.port:
+        try:
+            port = server.add_insecure_port(target)
+        except RuntimeError as exc:
+            raise OSError(f"cannot bind OTLP/gRPC on {target}: {exc}") from exc
+        if not port:
             raise OSError(f"cannot bind OTLP/gRPC on {target}")
-        self.host = host
+        return server, port
+
+    def _call(self, coroutine: Any, timeout_s: float) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout_s)
 
     @property
     def address(self) -> tuple[str, int]:
         return self.host, self.port
 
     def start(self) -> None:
-        self.server.start()
+        self._call(self.server.start(), _START_TIMEOUT_S)
 
     def stop(self, grace_s: float = 5.0) -> None:
-        self.server.stop(grace_s).wait(grace_s + 1)
+        """Refuse new calls, let calls in flight finish for ``grace_s``, then stop the loop."""
+        try:
+            self._call(self.server.stop(grace_s), grace_s + 5.0)
+        finally:
+            self._close_loop()
+
+    def _close_loop(self) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10.0)
+        if not self._thread.is_alive():
+            self._loop.close()

@@ -44,13 +44,12 @@ class ServiceSettings(BaseSettings):
     queue_spans: int = Field(200_000, ge=1)
     ready_high_water: float = 0.9
     retry_after_s: float = 2.0
-    #: complete HTTP requests handled at once / concurrent RPCs
+    #: complete HTTP requests handled at once
     max_connections: int = Field(64, ge=1)
     #: open HTTP connections (idle, reading, handled)
     max_open_connections: int = Field(1024, ge=1)
     #: a whole HTTP request (head and body) from its first byte
     request_timeout_s: float = Field(30.0, gt=0)
-    grpc_workers: int = Field(8, ge=1)
     state_file: str | None = ".cycleguard/service-state.json"
     snapshot_interval_s: float | None = 30.0
     drain_timeout_s: float = 30.0

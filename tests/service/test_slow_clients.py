@@ -1,4 +1,4 @@
-"""64 slow connections must not lock anyone out of OTLP/HTTP (and the routes beside it).
+"""Slow clients must not lock anyone out: of OTLP/HTTP (and the routes beside it), or of OTLP/gRPC.
 
 Raw sockets that send a request head one byte a second (the issue's attack: 64 clients, one
 byte every 2 s, used to hold every handler slot, so every legitimate export, ``/healthz``,
@@ -9,13 +9,18 @@ exporting and every route answers; a whole-request deadline closes the slow ones
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import struct
 import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+    OTLPSpanExporter as GrpcSpanExporter,
+)
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
@@ -179,4 +184,98 @@ def test_a_request_must_arrive_whole_in_time_and_a_full_house_evicts_the_slowest
     )
     assert len(admitted) >= 16 and got_408
     assert all(2.5 <= t <= 6.0 for t in admitted.values())  # the deadline, not inactivity
+    assert svc.stop() == 0
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    """One HTTP/2 frame: 24-bit length, type, flags, 31-bit stream id, payload."""
+    return (
+        struct.pack(">I", len(payload))[1:]
+        + bytes([kind, flags])
+        + struct.pack(">I", stream)
+        + payload
+    )
+
+
+def _literal(name: str, value: str) -> bytes:
+    """An HPACK header field, literal and not indexed (names and values under 127 bytes)."""
+    return b"\x00" + bytes([len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+
+class StalledGrpcCalls:
+    """One HTTP/2 connection opening ``calls`` Export calls that each send 10 bytes of a declared
+    1,000-byte message, then nothing: gRPC's slow client. A reader thread acknowledges the
+    server's SETTINGS and PINGs, as a live client would, so the connection stays up."""
+
+    _HEADERS, _DATA, _SETTINGS, _PING = 1, 0, 4, 6
+
+    def __init__(self, port: int, calls: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _frame(self._SETTINGS, 0, 0))
+        self.closed = threading.Event()
+        threading.Thread(target=self._answer, daemon=True).start()
+        head = b"".join(
+            _literal(name, value)
+            for name, value in (
+                (":method", "POST"),
+                (":scheme", "http"),
+                (":authority", "127.0.0.1"),
+                (":path", "/opentelemetry.proto.collector.trace.v1.TraceService/Export"),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+            )
+        )
+        partial = b"\x00" + struct.pack(">I", 1000) + b"\x0a" * 10
+        out = b""
+        for i in range(calls):
+            stream = 1 + 2 * i
+            out += _frame(self._HEADERS, 0x4, stream, head)  # END_HEADERS, not END_STREAM
+            out += _frame(self._DATA, 0, stream, partial)
+        self.sock.sendall(out)
+
+    def _answer(self) -> None:
+        buffer = b""
+        try:
+            while chunk := self.sock.recv(65536):
+                buffer += chunk
+                while len(buffer) >= 9:
+                    length = int.from_bytes(buffer[:3], "big")
+                    if len(buffer) < 9 + length:
+                        break
+                    kind, flags, payload = buffer[3], buffer[4], buffer[9 : 9 + length]
+                    buffer = buffer[9 + length :]
+                    if kind == self._SETTINGS and not flags & 1:
+                        self.sock.sendall(_frame(self._SETTINGS, 1, 0))
+                    elif kind == self._PING and not flags & 1:
+                        self.sock.sendall(_frame(self._PING, 1, 0, payload))
+        except OSError:
+            pass
+        self.closed.set()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+def test_stalled_grpc_calls_lock_no_exporter_out(services, tmp_path):
+    """64 calls over four connections, each stuck mid-message (the thread-pool server it
+    replaced was locked out by eight on one connection: every export ``DEADLINE_EXCEEDED``)."""
+    svc = services(
+        "--state-file", "", env={"CYCLEGUARD_ESCALATION__PROGRESS_DIR": str(tmp_path / "p")}
+    ).start()
+    stalled = [StalledGrpcCalls(svc.grpc_port, 16) for _ in range(4)]
+    try:
+        time.sleep(1.0)  # every stalled call has reached the server
+        exporter = GrpcSpanExporter(endpoint=f"127.0.0.1:{svc.grpc_port}", insecure=True, timeout=5)
+        spans = _spans(10)
+        results = [exporter.export(spans) for _ in range(5)]
+        exporter.shutdown()
+        assert not any(s.closed.is_set() for s in stalled)  # the attack went on throughout
+        assert results == [SpanExportResult.SUCCESS] * 5
+        wait_for(lambda: svc.metric("cycleguard_service_spans_processed") >= 50)
+        assert svc.metric("cycleguard_service_spans_processed") == 50
+    finally:
+        for s in stalled:
+            s.close()
     assert svc.stop() == 0
