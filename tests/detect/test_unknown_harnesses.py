@@ -274,3 +274,27 @@ def test_a_here_document_body_is_not_read_as_an_install_or_a_build():
     script = {"command": "cat <<'EOF' > setup.sh\npip install -e .\nmake\nEOF"}
     assert edits_files(script) and not changes_environment(script)
     assert changes_environment({"command": "cd src && make -j2"})
+
+
+# -- a look that answers differently is new information -------------------------------------
+
+
+def _status_and_sleep(progress: list[str]) -> list:
+    calls = []
+    for value in progress:
+        calls.append(("get_job_status", {"job_id": "etl-7"}, f'{{"state": "{value}"}}'))
+        calls.append(("sleep", {"seconds": 30}, "slept 30s"))
+    return calls
+
+
+def test_a_status_check_whose_answer_keeps_changing_is_not_a_repeated_lap():
+    """Check, wait, check again: the job moves on every time, so the laps are progress."""
+    stages = ["queued", "running 5%", "running 29%", "running 41%", "running 58%"]
+    stages += ["running 73%", "running 88%", "running 97%", "writing output"]
+    signals = feed(session(), _status_and_sleep(stages))
+    assert [s for s in signals if s.dimension is Dimension.TOOL_PATTERN] == []
+
+
+def test_a_status_check_that_never_changes_is_still_a_repeated_lap():
+    signals = feed(session(), _status_and_sleep(["running 41%"] * 9))
+    assert (9, "tool_pattern") in terms(signals)

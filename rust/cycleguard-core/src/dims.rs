@@ -203,13 +203,18 @@ impl Watch for ToolPattern {
         let (step, key, tool) = (c.step, c.key, c.tool);
         let mut changed = self.lap_changed;
         let (mut best_full, mut best_name) = (0usize, 0usize);
+        // A look (a read, a search, a poll, or a tool the guard does not know) that answers
+        // differently from the lap before has brought new information: it is not a repeat,
+        // however alike its arguments (a job's progress, the next page of an article).
+        let looks = c.kind.is_poll || c.kind.is_exploration() || !c.kind.known;
         for p in 2..=self.max_period {
             if self.seen < p as u64 {
                 break;
             }
             let slot = ring.slot(step - p as i64);
             let at = p - 2;
-            let same_full = ring.slots[slot].key == key;
+            let earlier = &ring.slots[slot];
+            let same_full = earlier.key == key && (!looks || earlier.result == c.result);
             let full = if same_full {
                 self.full_run[at].saturating_add(1)
             } else {
