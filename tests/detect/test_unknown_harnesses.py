@@ -298,3 +298,15 @@ def test_a_status_check_whose_answer_keeps_changing_is_not_a_repeated_lap():
 def test_a_status_check_that_never_changes_is_still_a_repeated_lap():
     signals = feed(session(), _status_and_sleep(["running 41%"] * 9))
     assert (9, "tool_pattern") in terms(signals)
+
+
+def test_sleeping_between_status_checks_that_move_on_is_not_a_poll_without_progress():
+    """``sleep`` answers the same every time; the status checks around it are what count."""
+    stages = [f"running {pct}%" for pct in range(2, 100, 4)]  # 25 checks, 25 sleeps
+    signals = feed(session(), _status_and_sleep(stages))
+    assert [s for s in signals if s.dimension is Dimension.POLL_NO_PROGRESS] == []
+
+
+def test_a_status_check_that_never_moves_is_a_poll_without_progress():
+    signals = feed(session(), [("get_job_status", {"job_id": "etl-7"}, "running 41%")] * 20)
+    assert (19, "poll_no_progress") in terms(signals)  # the 20th check (steps count from 0)

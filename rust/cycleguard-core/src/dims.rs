@@ -324,7 +324,9 @@ impl PollNoProgress {
 impl Watch for PollNoProgress {
     fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
         let c = cx.call;
-        if !c.kind.is_poll {
+        // `sleep` only waits: it answers the same whatever the world does, so its unchanged
+        // answer says nothing about progress (the status calls around it do).
+        if !c.kind.is_poll || c.kind.canonical == "sleep" {
             return Ok(None);
         }
         let table = self.table.get_or_insert_with(Vec::new);
