@@ -319,11 +319,20 @@ def test_unit_longer_than_max_period_is_not_reported():
 # -- poll_no_progress --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool", ["job_status", "build_poll", "get_result", "wait", "sleep"])
+@pytest.mark.parametrize("tool", ["job_status", "build_poll", "get_result", "wait"])
 def test_builtin_poll_tools_warn_at_ten_and_term_at_twenty(tool):
     s = make_session()
     calls = [(tool, {"job": "42", "attempt": n}, "state: running") for n in range(20)]
     assert run(s, calls, Dimension.POLL_NO_PROGRESS) == {10: "warn", 20: "term"}
+
+
+def test_sleep_is_a_poll_tool_that_only_waits():
+    """Never an identical call (waiting is legitimate), and not a status that never changes."""
+    s = make_session()
+    calls = [("sleep", {"seconds": 30}, "slept 30s")] * 20
+    assert run(s, calls, Dimension.POLL_NO_PROGRESS) == {}
+    s = make_session()
+    assert run(s, calls, Dimension.IDENTICAL_CALL) == {}
 
 
 @pytest.mark.parametrize("action", ["poll", "log"])

@@ -33,7 +33,13 @@ def _observed(session) -> list:
 def test_the_same_observations_give_the_state_saved_before_the_port():
     session = Detector(CycleGuardConfig()).session("k")
     _observed(session)
-    assert session.to_state() == json.loads(_STATE.read_text())
+    expected = json.loads(_STATE.read_text())
+    # The one rule change since: a look (``read``) repeats in a tool pattern only with the
+    # same result, and "line 0" / "line 1" alternate, so no period-3 run (index 1) builds up.
+    pattern = expected["words"]["tool_pattern"]
+    assert (pattern["full_run"][1], pattern["name_laps"][1]) == (9, 4)
+    pattern["full_run"][1], pattern["name_laps"][1] = 0, 1
+    assert session.to_state() == expected
 
 
 def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
