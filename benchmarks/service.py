@@ -1,7 +1,9 @@
 """Sustained OTLP/HTTP protobuf throughput of ``cycleguard serve``, and its ratio to the
 in-process processor, measured in the same run.
 
-Run: ``python benchmarks/service.py [--clients 4] [--seconds 8]`` (about 30 s).
+Run: ``python benchmarks/service.py [--clients 4] [--seconds 8] [--protocol http|grpc]`` (about
+30 s). ``--protocol grpc`` sends the same requests with a gRPC stub to the OTLP/gRPC port
+(``RESOURCE_EXHAUSTED`` honoured as the exporters do); the targets are OTLP/HTTP's.
 
 * Workload: looping GenAI agents built with the real OpenTelemetry SDK: per agent trace an
   ``invoke_agent`` span, ``execute_tool`` spans (~200 B arguments and results, a realistic mix
@@ -120,14 +122,16 @@ def build_spans(seed: int, traces: int, tools_per_trace: int, noise: int = 0):
     return collect.spans
 
 
-def client(port: int, seed: int, seconds: float, out, noise: int) -> None:
+def client(port: int, seed: int, seconds: float, out, noise: int, protocol: str = "http") -> None:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     spans = build_spans(seed, traces=60, tools_per_trace=160 // (1 + noise), noise=noise)
-    bodies = [
-        encode_spans(spans[i : i + BATCH]).SerializeToString() for i in range(0, len(spans), BATCH)
-    ]
+    requests = [encode_spans(spans[i : i + BATCH]) for i in range(0, len(spans), BATCH)]
     sizes = [len(spans[i : i + BATCH]) for i in range(0, len(spans), BATCH)]
+    if protocol == "grpc":
+        grpc_client(port, requests, sizes, seconds, out)
+        return
+    bodies = [request.SerializeToString() for request in requests]
     out.put(("ready", seed))
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     end = time.monotonic() + seconds
@@ -148,6 +152,31 @@ def client(port: int, seed: int, seconds: float, out, noise: int) -> None:
             time.sleep(float(resp.getheader("Retry-After") or 1))
         else:
             raise SystemExit(f"unexpected HTTP {resp.status}")
+    out.put(("done", sent, throttled))
+
+
+def grpc_client(port: int, requests: list, sizes: list[int], seconds: float, out) -> None:
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = trace_service_pb2_grpc.TraceServiceStub(channel)
+    out.put(("ready", port))
+    end = time.monotonic() + seconds
+    sent = throttled = k = 0
+    while time.monotonic() < end:
+        j = k % len(requests)
+        try:
+            stub.Export(requests[j], timeout=30)
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
+                raise SystemExit(f"unexpected gRPC status {exc.code()}") from exc
+            throttled += 1
+            time.sleep(1.0)
+            continue
+        sent += sizes[j]
+        k += 1
+    channel.close()
     out.put(("done", sent, throttled))
 
 
@@ -195,7 +224,9 @@ MIXES = {
 }
 
 
-def run_service(clients: int, seconds: float, noise: int, env: dict) -> tuple[float, int, int]:
+def run_service(
+    clients: int, seconds: float, noise: int, env: dict, protocol: str = "http"
+) -> tuple[float, int, int]:
     server = subprocess.Popen(
         [
             sys.executable,
@@ -204,7 +235,7 @@ def run_service(clients: int, seconds: float, noise: int, env: dict) -> tuple[fl
             "--http-port",
             "0",
             "--grpc-port",
-            "off",
+            "0" if protocol == "grpc" else "off",
             "--state-file",
             "",
             "--log-level",
@@ -217,10 +248,13 @@ def run_service(clients: int, seconds: float, noise: int, env: dict) -> tuple[fl
     try:
         line = server.stdout.readline()
         port = int(line.split("otlp_http=")[1].split()[0].rsplit(":", 1)[1])
+        target = port
+        if protocol == "grpc":
+            target = int(line.split("otlp_grpc=")[1].split()[0].rsplit(":", 1)[1])
         ctx = mp.get_context("fork")
         out = ctx.Queue()
         procs = [
-            ctx.Process(target=client, args=(port, seed, seconds + 2.0, out, noise))
+            ctx.Process(target=client, args=(target, seed, seconds + 2.0, out, noise, protocol))
             for seed in range(clients)
         ]
         for p in procs:
@@ -244,6 +278,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--protocol", choices=("http", "grpc"), default="http")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="cg-bench-")
     env = {**os.environ, "CYCLEGUARD_ESCALATION__PROGRESS_DIR": os.path.join(tmp, "progress")}
@@ -252,10 +287,11 @@ def main() -> int:
     logging.getLogger("otel_cycleguard").setLevel(logging.ERROR)
     print(
         f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}; "
-        f"{args.clients} client processes, OTLP/HTTP protobuf, {BATCH} spans/request"
+        f"{args.clients} client processes, "
+        f"{'OTLP/gRPC' if args.protocol == 'grpc' else 'OTLP/HTTP protobuf'}, {BATCH} spans/request"
     )
     for name, (noise, target) in MIXES.items():
-        rate, sent, throttled = run_service(args.clients, args.seconds, noise, env)
+        rate, sent, throttled = run_service(args.clients, args.seconds, noise, env, args.protocol)
         inproc = in_process_rate(os.path.join(tmp, f"inproc-{name}"), noise)
         verdict = "PASS" if rate >= target else "MISS"
         print(

@@ -193,6 +193,24 @@ class TestMalformed:
         finally:
             svc.stop()
 
+    def test_a_grpc_message_that_is_not_otlp_gets_invalid_argument(self, service):
+        with grpc.insecure_channel("{}:{}".format(*service.grpc.address)) as channel:
+            export = channel.unary_unary(
+                "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+            )  # no serializers: the bytes as they are
+            with pytest.raises(grpc.RpcError) as info:
+                export(b"\xff\xfe garbage", timeout=10)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "ExportTraceServiceRequest" in info.value.details()
+        base = "http://{}:{}".format(*service.http.address)
+        assert (
+            metric_value(
+                base, "cycleguard_service_requests_total", protocol="grpc", outcome="malformed"
+            )
+            == 1
+        )
+        assert_healthy(service)
+
     def test_grpc_partial_success(self, service):
         with grpc.insecure_channel("{}:{}".format(*service.grpc.address)) as channel:
             stub = trace_service_pb2_grpc.TraceServiceStub(channel)
