@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import xxhash
+
 from otel_cycleguard.detect.records import ModelTurn, ToolCall, new_model_turn, new_tool_call
 from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
 from otel_cycleguard.wire._json import loads_shared
@@ -301,19 +303,33 @@ def model_turn_from(
     )
 
 
+#: A span-named session id longer than this is kept as its first ``_KEPT_ID_PREFIX``
+#: characters and a hash of the whole: an id is a table key, a state-file entry and a report
+#: column, and a sender's 64 KiB "conversation id" must not cost 64 KiB in each.
+MAX_SESSION_ID_LENGTH: Final = 256
+_KEPT_ID_PREFIX: Final = 200
+
+
 def session_hint(attributes: Mapping[str, Any]) -> str | None:
-    """The conversation/session id a span names itself, if any."""
+    """The conversation/session id a span names itself, if any (long ids bounded)."""
     if HINT_KEYS.isdisjoint(attributes):  # most spans name none: answered in C
         return None
     for key in _SESSION_KEYS:
         value = attributes.get(key)
         if isinstance(value, str) and value:
-            return value
+            return value if len(value) <= MAX_SESSION_ID_LENGTH else _bounded_id(value)
     for key in _TL_SESSION_KEYS:
         value = attributes.get(key)
         if isinstance(value, str | int) and value != "":
-            return str(value)
+            text = str(value)
+            return text if len(text) <= MAX_SESSION_ID_LENGTH else _bounded_id(text)
     return None
+
+
+def _bounded_id(value: str) -> str:
+    """The id's start (still readable in a report) and the xxh3 of all of it (still unique)."""
+    digest = xxhash.xxh3_64_hexdigest(value.encode("utf-8", "surrogatepass"))
+    return f"{value[:_KEPT_ID_PREFIX]}…xxh3:{digest}"
 
 
 def agent_name(name: str, attributes: Mapping[str, Any]) -> str | None:

@@ -238,6 +238,22 @@ class TestSessionHints:
         """GenAI, OpenInference and Traceloop session ids are read; empty or odd ones are not."""
         assert conventions.session_hint(attrs) == expected
 
+    @pytest.mark.parametrize(
+        "key", ["gen_ai.conversation.id", "traceloop.association.properties.session_id"]
+    )
+    def test_a_huge_session_id_is_bounded_and_stays_unique(self, key):
+        first = "c" * 70_000 + "1"
+        second = "c" * 70_000 + "2"
+        one, two = conventions.session_hint({key: first}), conventions.session_hint({key: second})
+        assert one != two
+        assert len(one) <= conventions.MAX_SESSION_ID_LENGTH
+        assert one.startswith("c" * 200)
+        assert conventions.session_hint({key: first}) == one  # the same id, the same key
+
+    def test_a_session_id_at_the_limit_is_kept_as_it_is(self):
+        exact = "x" * conventions.MAX_SESSION_ID_LENGTH
+        assert conventions.session_hint({"session.id": exact}) == exact
+
 
 class TestAgentSpans:
     """Agent spans of each convention, and their names."""
