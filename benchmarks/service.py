@@ -128,11 +128,11 @@ def client(port: int, seed: int, seconds: float, out, noise: int, protocol: str 
     spans = build_spans(seed, traces=60, tools_per_trace=160 // (1 + noise), noise=noise)
     requests = [encode_spans(spans[i : i + BATCH]) for i in range(0, len(spans), BATCH)]
     sizes = [len(spans[i : i + BATCH]) for i in range(0, len(spans), BATCH)]
+    out.put(("ready", seed))
     if protocol == "grpc":
         grpc_client(port, requests, sizes, seconds, out)
         return
     bodies = [request.SerializeToString() for request in requests]
-    out.put(("ready", seed))
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     end = time.monotonic() + seconds
     sent = throttled = 0
@@ -161,7 +161,6 @@ def grpc_client(port: int, requests: list, sizes: list[int], seconds: float, out
 
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = trace_service_pb2_grpc.TraceServiceStub(channel)
-    out.put(("ready", port))
     end = time.monotonic() + seconds
     sent = throttled = k = 0
     while time.monotonic() < end:
@@ -224,6 +223,11 @@ MIXES = {
 }
 
 
+def _listening_port(line: str, receiver: str) -> int:
+    """The port of ``receiver`` in the service's ``listening otlp_http=h:p otlp_grpc=h:p`` line."""
+    return int(line.split(f"{receiver}=")[1].split()[0].rsplit(":", 1)[1])
+
+
 def run_service(
     clients: int, seconds: float, noise: int, env: dict, protocol: str = "http"
 ) -> tuple[float, int, int]:
@@ -247,10 +251,8 @@ def run_service(
     )
     try:
         line = server.stdout.readline()
-        port = int(line.split("otlp_http=")[1].split()[0].rsplit(":", 1)[1])
-        target = port
-        if protocol == "grpc":
-            target = int(line.split("otlp_grpc=")[1].split()[0].rsplit(":", 1)[1])
+        port = _listening_port(line, "otlp_http")
+        target = _listening_port(line, "otlp_grpc") if protocol == "grpc" else port
         ctx = mp.get_context("fork")
         out = ctx.Queue()
         procs = [

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-import xxhash
-
+from otel_cycleguard.detect.normalize import hash_bytes, hex_digest
 from otel_cycleguard.detect.records import ModelTurn, ToolCall, new_model_turn, new_tool_call
 from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
 from otel_cycleguard.wire._json import loads_shared
@@ -317,18 +316,20 @@ def session_hint(attributes: Mapping[str, Any]) -> str | None:
     for key in _SESSION_KEYS:
         value = attributes.get(key)
         if isinstance(value, str) and value:
-            return value if len(value) <= MAX_SESSION_ID_LENGTH else _bounded_id(value)
+            return _bounded_id(value)
     for key in _TL_SESSION_KEYS:
         value = attributes.get(key)
         if isinstance(value, str | int) and value != "":
-            text = str(value)
-            return text if len(text) <= MAX_SESSION_ID_LENGTH else _bounded_id(text)
+            return _bounded_id(str(value))
     return None
 
 
 def _bounded_id(value: str) -> str:
-    """The id's start (still readable in a report) and the xxh3 of all of it (still unique)."""
-    digest = xxhash.xxh3_64_hexdigest(value.encode("utf-8", "surrogatepass"))
+    """The id as it is, or past the limit its start (still readable in a report) and the xxh3
+    of all of it (still unique)."""
+    if len(value) <= MAX_SESSION_ID_LENGTH:
+        return value
+    digest = hex_digest(hash_bytes(value.encode("utf-8", "surrogatepass")))
     return f"{value[:_KEPT_ID_PREFIX]}…xxh3:{digest}"
 
 

@@ -38,6 +38,7 @@ __all__ = ["GrpcReceiver"]
 
 logger = logging.getLogger("otel_cycleguard.service")
 
+_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 #: streams one connection may have open at once (an exporter uses one at a time; the
 #: Collector one per sending-queue consumer, 10 by default)
 _MAX_STREAMS_PER_CONNECTION = 32
@@ -56,9 +57,6 @@ def _retry_trailers(message: str, delay_s: float) -> list[tuple[str, bytes]]:
         ("grpc-status-details-bin", status.SerializeToString()),
         ("google.rpc.retryinfo-bin", info.SerializeToString()),
     ]
-
-
-_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 
 
 class _TraceService:

@@ -65,6 +65,18 @@ impl<'a> ToolKind<'a> {
     pub fn is_exploration(&self) -> bool {
         self.category == EXPLORATION
     }
+
+    /// A look: a read, a search, a poll, or a tool the guard does not know. What a look
+    /// answers is information, so an answer unlike the last one is news, not a repeat.
+    pub fn is_look(&self) -> bool {
+        self.is_poll || self.is_exploration() || !self.known
+    }
+
+    /// A poll-kind tool that only waits (`sleep`): it answers the same whatever the world
+    /// does, so its unchanged answer says nothing about progress.
+    pub fn only_waits(&self) -> bool {
+        self.is_poll && self.canonical == "sleep"
+    }
 }
 
 /// A built-in canonical name's category.

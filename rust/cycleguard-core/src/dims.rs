@@ -203,10 +203,9 @@ impl Watch for ToolPattern {
         let (step, key, tool) = (c.step, c.key, c.tool);
         let mut changed = self.lap_changed;
         let (mut best_full, mut best_name) = (0usize, 0usize);
-        // A look (a read, a search, a poll, or a tool the guard does not know) that answers
-        // differently from the lap before has brought new information: it is not a repeat,
-        // however alike its arguments (a job's progress, the next page of an article).
-        let looks = c.kind.is_poll || c.kind.is_exploration() || !c.kind.known;
+        // A look that answers differently from the lap before has brought new information:
+        // it is not a repeat, however alike its arguments (a job's progress, the next page).
+        let looks = c.kind.is_look();
         for p in 2..=self.max_period {
             if self.seen < p as u64 {
                 break;
@@ -324,9 +323,8 @@ impl PollNoProgress {
 impl Watch for PollNoProgress {
     fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
         let c = cx.call;
-        // `sleep` only waits: it answers the same whatever the world does, so its unchanged
-        // answer says nothing about progress (the status calls around it do).
-        if !c.kind.is_poll || c.kind.canonical == "sleep" {
+        // the status calls around a wait show the progress, not the wait
+        if !c.kind.is_poll || c.kind.only_waits() {
             return Ok(None);
         }
         let table = self.table.get_or_insert_with(Vec::new);
