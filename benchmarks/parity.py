@@ -14,8 +14,12 @@ every escalation. Five passes per run (``PASSES``):
   ``custom_masks`` (a custom mask pattern: the other masking path), each answered continue.
 
 The golden file was recorded with the pure-Python detector (main at 51726ef), before any of
-the detection core was compiled; the compiled core (rust/cycleguard-core) reproduces it since
-the port (issue 18) replaced that detector.
+the detection core was compiled; the compiled core (rust/cycleguard-core) reproduced it when
+the port (issue 18) replaced that detector. It is re-recorded only for a deliberate rule
+change, after comparing the two recordings signal by signal and naming the difference in the
+commit: since the port, once (2026-12-03, ``replay_cycle``'s answer memory: 50 WARNs in 10
+runs no longer fire, nothing added, every escalation the same), which also recorded the 300
+``autocoderover`` runs added after the last recording (2,587 runs).
 
 Usage::
 

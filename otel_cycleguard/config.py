@@ -155,10 +155,11 @@ class ReplayCycleConfig(_Strict):
     A call (same tool, same arguments, same masked result) that recurs every ``gap`` calls is a
     lap of a cycle of length ``gap``, whatever the other calls in the lap do (their arguments may
     change, as when every lap edits something new and re-runs the same unchanged check). Reported
-    under ``identical_call`` (the same call getting the same result, every ``gap`` calls).
-    ``warn``/``term`` count laps when the whole lap is replayed, or when the calls that change
-    every lap all fail (failed attempts bring nothing new); ``partial_term`` when only some of
-    its calls are replayed and a changed call works.
+    under ``tool_pattern``. ``warn``/``term`` count laps when the whole lap is replayed, or when
+    the calls that change every lap all fail (failed attempts bring nothing new);
+    ``partial_term`` when only some of its calls are replayed and a changed call works. A lap
+    in which a look answered something the session has not seen (and nothing failed) is news,
+    and adds no lap.
     """
 
     enabled: bool = True

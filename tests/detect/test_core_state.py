@@ -48,3 +48,33 @@ def test_a_state_of_another_format_is_refused():
     for bad in ({"v": 1}, [], bad_ring):
         with pytest.raises(ValueError):
             s.restore_state(bad)
+
+
+def test_the_answers_a_session_has_seen_survive_a_save_and_restore():
+    """A session saved and restored mid-way goes on exactly as one that never stopped: the
+    answers it remembers (what counts as news) are in the saved state."""
+
+    def call(n: int) -> ToolCall:
+        return ToolCall("open", {"path": f"f{n % 3}.py"}, f"content {n % 3}")
+
+    def search() -> ToolCall:
+        return ToolCall("search", {"query": "q"}, "3 files match")
+
+    awake = Detector(CycleGuardConfig()).session("k")
+    for n in range(4):
+        awake.observe_tool_call(search())
+        awake.observe_tool_call(call(n))
+    saved = _roundtrip(awake.to_state())
+    assert len(saved["answers"]) == 4  # the search's answer and the three files'
+    restored = Detector(CycleGuardConfig()).session("k")
+    restored.restore_state(saved)
+    later_awake, later_restored = [], []
+    for n in range(4, 14):
+        for target, out in ((awake, later_awake), (restored, later_restored)):
+            out += target.observe_tool_call(search())
+            out += target.observe_tool_call(call(n))
+    assert [(s.step, s.rule, s.level) for s in later_restored] == [
+        (s.step, s.rule, s.level) for s in later_awake
+    ]
+    assert any(s.rule == "replay_cycle" for s in later_awake)
+    assert restored.to_state() == awake.to_state()

@@ -310,3 +310,43 @@ def test_sleeping_between_status_checks_that_move_on_is_not_a_poll_without_progr
 def test_a_status_check_that_never_moves_is_a_poll_without_progress():
     signals = feed(session(), [("get_job_status", {"job_id": "etl-7"}, "running 41%")] * 20)
     assert (19, "poll_no_progress") in terms(signals)  # the 20th check (steps count from 0)
+
+
+# -- new information: answers the session has not seen ----------------------------------------
+
+
+def _page(n: int) -> str:
+    return f"Section {n}: " + " ".join(f"word{n}x{k}" for k in range(12))
+
+
+def test_reading_page_after_page_is_not_a_replayed_lap():
+    """A browser agent scrolls (the same confirmation every time) and reads the next part of an
+    article: the scroll comes back every lap, but every lap's reading is new."""
+    calls = []
+    for n in range(12):
+        calls.append(("scroll", {"direction": "down"}, "Scrolled down."))
+        calls.append(("get_page_text", {}, _page(n)))
+    signals = feed(session(), calls)
+    assert [s for s in signals if s.rule == "replay_cycle"] == []
+
+
+def test_answers_seen_a_few_laps_ago_are_not_news():
+    """The same search, then one of three files in turn: each file's content differs from the
+    previous lap's, but it was all read before, so the laps still count."""
+    calls = []
+    for n in range(12):
+        calls.append(("search", {"query": "AnySetter"}, "3 files match"))
+        calls.append(("open", {"path": f"f{n % 3}.java"}, f"class F{n % 3} {{ ... }}"))
+    fired = [(s.step, s.level) for s in feed(session(), calls) if s.rule == "replay_cycle"]
+    assert fired and fired[-1][1] is Level.TERM
+
+
+def test_news_in_a_lap_that_fails_again_does_not_stop_the_count():
+    """Every lap opens a file not opened before, and then fails the same way again: what it
+    read did not get it past the failure."""
+    calls = []
+    for n in range(10):
+        calls.append(("search", {"query": "AnySetter"}, "3 files match"))
+        calls.append(("open", {"path": f"f{n}.java"}, f"class F{n} {{ ... }}"))
+        calls.append(("search_file", {"args": "x"}, "Usage: search_file <term> [<file>]", True))
+    assert any(s.rule == "replay_cycle" and s.level is Level.TERM for s in feed(session(), calls))

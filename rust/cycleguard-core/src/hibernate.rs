@@ -22,8 +22,8 @@ use crate::dims::{
     TextLoop, ToolPattern,
 };
 use crate::rules::{
-    EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit, RecurringFailure,
-    RepeatedFailure, ReplayCycle, SameError, Staleness,
+    AnswerMemory, EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit,
+    RecurringFailure, RepeatedFailure, ReplayCycle, SameError, Staleness,
 };
 use crate::session::{Session, SessionHeader};
 use crate::settings::Num;
@@ -368,7 +368,8 @@ packed!(PollEntry {
 });
 packed!(PollNoProgress { table });
 packed!(ErrorStreak { count, gate, table });
-packed!(ReplayCycle { gate });
+packed!(AnswerMemory { answers, next });
+packed!(ReplayCycle { gate, seen });
 packed!(NearDuplicateEdit {
     key,
     key2,

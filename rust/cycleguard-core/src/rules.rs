@@ -56,20 +56,67 @@ pub fn failure_fold(masked: &[u8]) -> u64 {
 }
 
 // Replay bits of a ring info word (bit 0 is FAILED): whether the call can still be replayed,
-// the distance it replayed at, the laps of its cycle.
+// the distance it replayed at, whether it was a look with a new answer, the laps of its cycle.
 const LIVE: u64 = 2;
 const GAP_SHIFT: u64 = 2;
 const GAP_MASK: u64 = 0x3F;
-const LAPS_SHIFT: u64 = 8;
+pub const NEWS: u64 = 1 << 8;
+pub const LAPS_SHIFT: u64 = 9;
+/// Where the laps stood before `NEWS` took bit 8: the layout of saved session states.
+pub const SAVED_LAPS_SHIFT: u64 = 8;
+
+/// An info word in the saved layout (no `NEWS` bit, laps from bit 8), and back. A state
+/// saved before the bit existed loads with no call marked as news, which only means one
+/// lap may count that would now start the count again.
+pub fn info_to_saved(info: u64) -> u64 {
+    (info & 0xFF) | ((info >> LAPS_SHIFT) << SAVED_LAPS_SHIFT)
+}
+
+pub fn info_from_saved(saved: u64) -> u64 {
+    (saved & 0xFF) | ((saved >> SAVED_LAPS_SHIFT) << LAPS_SHIFT)
+}
+
+/// How many distinct answers of looks a session remembers (`AnswerMemory`).
+pub const ANSWERS_KEPT: usize = 16;
+
+/// The last distinct answers (masked result hashes, 32 bits, never 0) of successful looks,
+/// oldest replaced first. "New information" is an answer not among them: an answer that
+/// differs from the previous lap's but was seen a few laps ago is a loop going round, not
+/// progress, and ten calls of the ring are too short a memory to tell.
+#[derive(Default)]
+pub struct AnswerMemory {
+    pub answers: Vec<u32>,
+    pub next: u32,
+}
+
+impl AnswerMemory {
+    /// Whether `result` is new; it is remembered either way.
+    pub fn learn(&mut self, result: u64) -> bool {
+        let folded = (result ^ (result >> 32)) as u32;
+        let answer = if folded == 0 { 1 } else { folded };
+        if self.answers.contains(&answer) {
+            return false;
+        }
+        if self.answers.len() < ANSWERS_KEPT {
+            self.answers.push(answer);
+        } else {
+            self.answers[self.next as usize] = answer;
+            self.next = (self.next + 1) % ANSWERS_KEPT as u32;
+        }
+        true
+    }
+}
 
 /// What the last lap of a running cycle was: every call came back at the cycle's distance;
 /// the calls that did not all failed (failed attempts bring nothing new, so the lap counts as
-/// replayed: `term`); or some changed call worked (`partial_term`).
+/// replayed: `term`); some changed call worked (`partial_term`); or a changed call was a look
+/// whose answer the session had not seen (news: the count starts again).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Lap {
     Replayed,
     Failed,
     Partial,
+    News,
 }
 
 impl Lap {
@@ -78,21 +125,23 @@ impl Lap {
             Lap::Replayed => "the whole lap was replayed with the same results",
             Lap::Failed => "the other calls of the lap changed and every one of them failed",
             Lap::Partial => "the other calls of the lap changed, this one's result never did",
+            Lap::News => "a changed call of the lap answered something new",
         }
     }
 }
 
 /// `replay_cycle` (under tool_pattern): a call (same tool, arguments and masked result)
 /// coming back at a constant distance of 2..max_gap calls; its state is the ring's replay
-/// bits.
+/// bits and the answers of looks seen so far.
 #[derive(Default)]
 pub struct ReplayCycle {
     pub gate: Gate,
+    pub seen: AnswerMemory,
 }
 
 impl ReplayCycle {
     /// (laps, the cycle's length, what the last lap was) after the call at `step` (in the
-    /// ring). Ties go to the call whose step is smallest modulo max_gap + 1.
+    /// ring).
     fn replay(
         ring: &mut CallRing,
         step: i64,
@@ -120,8 +169,46 @@ impl ReplayCycle {
             }
         }
         let at = ring.slot(step);
-        ring.slots[at].info =
-            (ring.slots[at].info & FAILED) | LIVE | (gap << GAP_SHIFT) | (laps << LAPS_SHIFT);
+        ring.slots[at].info = (ring.slots[at].info & (FAILED | NEWS))
+            | LIVE
+            | (gap << GAP_SHIFT)
+            | (laps << LAPS_SHIFT);
+        let (best, unit) = ReplayCycle::longest(ring, step, span, max_gap);
+        if unit == 0 {
+            return (best as i64, 0, Lap::Partial);
+        }
+        let (mut lap, mut news, mut failures) = (Lap::Replayed, false, false);
+        for j in 0..unit as i64 {
+            let info = ring.slots[ring.slot(step - j)].info;
+            failures |= info & FAILED != 0;
+            if (info >> GAP_SHIFT) & GAP_MASK != unit {
+                news |= info & NEWS != 0;
+                if info & FAILED == 0 {
+                    lap = Lap::Partial;
+                } else if lap == Lap::Replayed {
+                    lap = Lap::Failed;
+                }
+            }
+        }
+        // A lap that brought new information is not a repetition: the call that came back in
+        // it adds no lap to its count. Each call of the lap is the current one once while the
+        // news is in the window, so each is held once. Only from the third lap on, when the
+        // whole window lies past the cycle's first lap (whose answers are all new), and only
+        // in a lap where nothing failed: a lap that fails again has not got past its obstacle,
+        // whatever else it read on the way.
+        let laps = ring.slots[ring.slot(step)].info >> LAPS_SHIFT;
+        if news && !failures && gap == unit && laps >= 3 {
+            let at = ring.slot(step);
+            ring.slots[at].info -= 1 << LAPS_SHIFT;
+            let (best, unit) = ReplayCycle::longest(ring, step, span, max_gap);
+            return (best as i64, unit as usize, Lap::News);
+        }
+        (best as i64, unit as usize, lap)
+    }
+
+    /// The running cycle with the most laps among the calls of the last `span` steps: (laps,
+    /// its length). Ties go to the call whose step is smallest modulo max_gap + 1.
+    fn longest(ring: &CallRing, step: i64, span: i64, max_gap: usize) -> (u64, u64) {
         let size = max_gap as i64 + 1;
         let (mut best, mut unit, mut best_slot) = (0u64, 0u64, size);
         for back in 0..=span {
@@ -136,20 +223,7 @@ impl ReplayCycle {
                 }
             }
         }
-        if unit == 0 {
-            return (best as i64, 0, Lap::Partial);
-        }
-        let mut lap = Lap::Replayed;
-        for j in 0..unit as i64 {
-            let info = ring.slots[ring.slot(step - j)].info;
-            if (info >> GAP_SHIFT) & GAP_MASK != unit {
-                if info & FAILED == 0 {
-                    return (best as i64, unit as usize, Lap::Partial);
-                }
-                lap = Lap::Failed;
-            }
-        }
-        (best as i64, unit as usize, lap)
+        (best, unit)
     }
 
     /// A poll call takes no part; the full-lap test reads at its place the gap of the call
@@ -178,6 +252,10 @@ impl Watch for ReplayCycle {
             return Ok(None);
         }
         let c = cx.call;
+        if !c.failed && c.kind.is_look() && self.seen.learn(c.result) {
+            let at = cx.ring.slot(c.step);
+            cx.ring.slots[at].info |= NEWS;
+        }
         let (count, gap, lap) = if c.kind.is_poll {
             ReplayCycle::skip(cx.ring, c.step, cfg.max_gap);
             (0, 0, Lap::Partial)

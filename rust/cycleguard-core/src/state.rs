@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::dims::{Budget, PollEntry, StateRevisit, TextLoop, PERIODS};
+use crate::rules::{info_from_saved, info_to_saved, ANSWERS_KEPT, NEWS};
 use crate::session::Session;
 use crate::settings::Num;
 use crate::signal::Gate;
@@ -313,22 +314,26 @@ impl Session {
         let calls = PyDict::new(py);
         let tools = PyList::empty(py);
         let ring_words = PyList::empty(py);
+        let news = PyList::empty(py);
         for step in steps {
             let s = self.ring.slot(step);
             match &self.ring.slots[s].tool {
                 Some(t) => tools.append(t.bind(py))?,
                 None => tools.append("")?,
             }
+            let info = self.ring.slots[s].info;
             for w in [
                 self.ring.slots[s].key,
                 self.ring.slots[s].result,
-                self.ring.slots[s].info,
+                info_to_saved(info),
             ] {
                 ring_words.append(w)?;
             }
+            news.append(u8::from(info & NEWS != 0))?;
         }
         calls.set_item("tools", tools)?;
         calls.set_item("words", ring_words)?;
+        calls.set_item("news", news)?;
         calls.set_item("max_gap", self.header.plan.profile.replay_cycle.max_gap)?;
         let groups = PyDict::new(py);
         for g in self.groups() {
@@ -341,6 +346,8 @@ impl Session {
         out.set_item("model_turns", self.header.model_turns)?;
         out.set_item("calls", calls)?;
         out.set_item("words", groups)?;
+        out.set_item("answers", PyList::new(py, &self.replay.seen.answers)?)?;
+        out.set_item("answers_next", self.replay.seen.next)?;
         let failures = match &self.error.table {
             None => py.None().into_bound(py),
             Some(t) => {
@@ -471,6 +478,7 @@ impl Session {
             })
         };
         let (mut tools, mut saved, mut replay_bits) = (Vec::new(), Vec::new(), false);
+        let mut news: Vec<u64> = Vec::new();
         if let Some(calls) = present("calls")? {
             let calls = calls.downcast::<PyDict>()?;
             let field = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
@@ -484,6 +492,10 @@ impl Session {
             }
             if let Some(w) = field("words")? {
                 saved = words(&w)?;
+            }
+            // absent from states saved before looks' answers were remembered: no news
+            if let Some(n) = field("news")? {
+                news = words(&n)?;
             }
             // the replay bits of a call's info word hold for the max_gap they were saved with
             replay_bits = calls.get_item("max_gap")?.is_some_and(|g| {
@@ -502,16 +514,33 @@ impl Session {
             let s = self.ring.slot(first + i as i64);
             self.ring.slots[s].key = saved[3 * i];
             self.ring.slots[s].result = saved[3 * i + 1];
-            self.ring.slots[s].info = if replay_bits {
-                saved[3 * i + 2]
+            let news_bit = if news.get(i).is_some_and(|&n| n != 0) {
+                NEWS
             } else {
-                saved[3 * i + 2] & FAILED
+                0
             };
+            self.ring.slots[s].info = news_bit
+                | if replay_bits {
+                    info_from_saved(saved[3 * i + 2])
+                } else {
+                    saved[3 * i + 2] & FAILED
+                };
             let name = match tools[i].downcast::<PyString>() {
                 Ok(t) => t.clone(),
                 Err(_) => tools[i].str()?,
             };
             self.ring.slots[s].tool = Some(name.unbind());
+        }
+        if let Some(answers) = present("answers")? {
+            let seen = &mut self.replay.seen;
+            seen.answers = words(&answers)?
+                .into_iter()
+                .take(ANSWERS_KEPT)
+                .map(|a| (a as u32).max(1))
+                .collect();
+            if let Some(next) = present("answers_next")? {
+                seen.next = (word(&next)? % ANSWERS_KEPT as u64) as u32;
+            }
         }
         if let Some(groups) = present("words")? {
             for g in self.groups() {
