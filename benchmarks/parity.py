@@ -17,9 +17,10 @@ The golden file was recorded with the pure-Python detector (main at 51726ef), be
 the detection core was compiled; the compiled core (rust/cycleguard-core) reproduced it when
 the port (issue 18) replaced that detector. It is re-recorded only for a deliberate rule
 change, after comparing the two recordings signal by signal and naming the difference in the
-commit: since the port, once (2026-12-03, ``replay_cycle``'s answer memory: 50 WARNs in 10
-runs no longer fire, nothing added, every escalation the same), which also recorded the 300
-``autocoderover`` runs added after the last recording (2,587 runs).
+commit. Since the port, on 2026-12-03: ``replay_cycle``'s answer memory (50 WARNs in 10 runs
+no longer fire, nothing added, every escalation the same; this recording also took in the 300
+``autocoderover`` runs added after the last one: 2,587 runs), then ``exec`` as a progress-aware
+tool (only ``category_streak`` signals change, in 47 runs; see docs/quality.md).
 
 Usage::
 

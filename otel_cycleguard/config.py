@@ -495,7 +495,7 @@ class CycleGuardConfig(_Strict):
     disabled_dimensions: tuple[str, ...] = ()
     extra_categories: dict[str, Category] = Field(default_factory=dict)
     read_only_tools: tuple[str, ...] = ()
-    progress_aware_tools: tuple[str, ...] = ("edit", "write", "apply_patch")
+    progress_aware_tools: tuple[str, ...] = ("edit", "write", "apply_patch", "exec")
     poll_tools: tuple[str, ...] = ()
     delegating_tools: tuple[str, ...] = ("delegate_task", "task", "spawn_agent", "run_subagent")
     mask_patterns: tuple[str, ...] = ()

@@ -350,3 +350,24 @@ def test_news_in_a_lap_that_fails_again_does_not_stop_the_count():
         calls.append(("open", {"path": f"f{n}.java"}, f"class F{n} {{ ... }}"))
         calls.append(("search_file", {"args": "x"}, "Usage: search_file <term> [<file>]", True))
     assert any(s.rule == "replay_cycle" and s.level is Level.TERM for s in feed(session(), calls))
+
+
+# -- one-tool harnesses ---------------------------------------------------------------------
+
+
+def test_a_one_tool_python_agent_running_new_code_is_not_terminated_by_its_streak():
+    """A notebook-style agent whose only tool is `python`: it can never switch category, and
+    forty different successful cells are work, not a loop."""
+    calls = [
+        ("python", {"code": f"df.groupby('c{n}').mean()"}, f"c{n}  {n * 3}.5") for n in range(40)
+    ]
+    fired = [s for s in feed(session(), calls) if s.dimension is Dimension.CATEGORY_STREAK]
+    assert [s for s in fired if s.level is Level.TERM] == []
+
+
+def test_reading_file_after_file_through_a_shell_still_builds_an_exploration_streak():
+    """New arguments are progress only for a call that acts: `cat` of one more file is still
+    reading, whichever tool runs it."""
+    calls = [("bash", {"command": f"cat src/m{n}.py"}, f"# module {n}") for n in range(40)]
+    fired = [s for s in feed(session(), calls) if s.dimension is Dimension.CATEGORY_STREAK]
+    assert any(s.level is Level.TERM for s in fired)

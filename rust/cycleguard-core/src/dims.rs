@@ -135,7 +135,9 @@ impl Watch for CategoryStreak {
         let c = cx.call;
         let category = xxh3_64(c.kind.category.as_bytes());
         let th = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
-        let changed = c.member.progress_aware && self.track(c.tool_hash, c.key);
+        // a read (`cat`, `ls` through a shell) is not progress however its arguments change
+        let changed =
+            c.member.progress_aware && !c.kind.is_exploration() && self.track(c.tool_hash, c.key);
         let count = if category != self.category {
             self.category = category;
             1
