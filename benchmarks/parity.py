@@ -20,7 +20,8 @@ change, after comparing the two recordings signal by signal and naming the diffe
 commit. Since the port, on 2026-12-03: ``replay_cycle``'s answer memory (50 WARNs in 10 runs
 no longer fire, nothing added, every escalation the same; this recording also took in the 300
 ``autocoderover`` runs added after the last one: 2,587 runs), then ``exec`` as a progress-aware
-tool (only ``category_streak`` signals change, in 47 runs; see docs/quality.md).
+tool (only ``category_streak`` signals change, in 47 runs), then errors compared without the
+lines that quote the call's input (10 SWE-agent Java runs; see docs/quality.md).
 
 Usage::
 

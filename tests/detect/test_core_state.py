@@ -78,3 +78,22 @@ def test_the_answers_a_session_has_seen_survive_a_save_and_restore():
     ]
     assert any(s.rule == "replay_cycle" for s in later_awake)
     assert restored.to_state() == awake.to_state()
+
+
+@pytest.mark.parametrize("answers", [["x"], [-1], [2**70], 5, [None]])
+def test_remembered_answers_that_are_not_words_are_refused(answers):
+    """A damaged state file: the core refuses the session state with an error (the service
+    then skips that session) rather than loading nonsense or panicking."""
+    s = Detector(CycleGuardConfig()).session("k")
+    s.observe_tool_call(ToolCall("read", {"path": "a.py"}, "x"))
+    state = {**s.to_state(), "answers": answers}
+    with pytest.raises((ValueError, TypeError, OverflowError)):
+        Detector(CycleGuardConfig()).session("k").restore_state(state)
+
+
+def test_at_most_sixteen_remembered_answers_are_loaded():
+    s = Detector(CycleGuardConfig()).session("k")
+    s.observe_tool_call(ToolCall("read", {"path": "a.py"}, "x"))
+    restored = Detector(CycleGuardConfig()).session("k")
+    restored.restore_state({**s.to_state(), "answers": list(range(1, 101))})
+    assert restored.to_state()["answers"] == list(range(1, 17))

@@ -371,3 +371,44 @@ def test_reading_file_after_file_through_a_shell_still_builds_an_exploration_str
     calls = [("bash", {"command": f"cat src/m{n}.py"}, f"# module {n}") for n in range(40)]
     fired = [s for s in feed(session(), calls) if s.dimension is Dimension.CATEGORY_STREAK]
     assert any(s.level is Level.TERM for s in fired)
+
+
+# -- errors that quote the agent's input -------------------------------------------------------
+
+
+def _query_error(query: str) -> str:
+    return (
+        'ERROR:  column "duration" does not exist\n'
+        f"LINE 1: {query[:60]}...\n"
+        f"{' ' * (8 + query.find('duration'))}^\n"
+        'HINT:  Perhaps you meant to reference the column "web_sessions.duration_ms".'
+    )
+
+
+def test_a_database_error_quoting_each_rewritten_query_is_the_same_error():
+    """The agent rewrites its query every time; the database quotes it back and fails the same
+    way. The quoted line is the agent's own input, not news: the error is the same wall."""
+    queries = [
+        "SELECT utm_source, AVG(duration) FROM web_sessions GROUP BY utm_source",
+        "SELECT utm_source, AVG(duration) AS avg_dur FROM web_sessions GROUP BY utm_source",
+        "SELECT s.utm_source, AVG(s.duration) FROM web_sessions s GROUP BY s.utm_source",
+        "select utm_source, avg(duration) from web_sessions group by utm_source limit 50",
+        "SELECT utm_source, AVG(duration) FROM public.web_sessions GROUP BY 1 ORDER BY 2",
+    ]
+    calls = [("run_query", {"sql": q}, _query_error(q), True) for q in queries]
+    assert (4, "same_error") in terms(feed(session(), calls))
+
+
+def test_errors_that_name_different_arguments_stay_different():
+    """`No such file: a.py` and `No such file: b.py` share one argument word each, not three
+    quarters of their words: they are different errors, as before."""
+    calls = [
+        (
+            "bash",
+            {"command": f"cat src/{name}.py"},
+            f"cat: src/{name}.py: No such file or directory",
+        )
+        for name in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")
+    ]
+    fired = feed(session(), calls)
+    assert [s for s in fired if s.rule == "same_error"] == []

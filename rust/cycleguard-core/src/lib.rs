@@ -9,6 +9,7 @@ pub mod args;
 pub mod canon;
 pub mod categories;
 pub mod dims;
+pub mod echo;
 pub mod failures;
 pub mod fasthash;
 pub mod heap;

@@ -678,8 +678,8 @@ impl Watch for SameError {
         }
         let c = cx.call;
         let output = if c.failed && !c.kind.is_poll {
-            if c.result != 0 {
-                c.result
+            if c.error != 0 {
+                c.error
             } else {
                 1
             }

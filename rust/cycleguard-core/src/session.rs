@@ -398,10 +398,14 @@ impl Session {
         }
         self.ring
             .put(step, key, result, failed, tool.clone().unbind());
-        let fold = if failed && has_result && !result_text.as_str().is_empty() {
-            failure_fold(&self.mask_head(py, &result_text, 2048)?)
+        let (fold, error) = if failed && has_result && !result_text.as_str().is_empty() {
+            let head = self.mask_head(py, &result_text, 2048)?;
+            match crate::echo::without_echoes(&head, canonical) {
+                None => (failure_fold(&head), result),
+                Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1)),
+            }
         } else {
-            1
+            (1, result)
         };
         self.staleness.note(failed, fold);
         let state = fingerprint(&call.getattr(pyo3::intern!(py, "state_fingerprint"))?)?;
@@ -415,6 +419,7 @@ impl Session {
             key,
             result,
             failed,
+            error,
             args: &args,
             canonical,
             member,

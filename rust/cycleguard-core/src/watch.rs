@@ -92,6 +92,10 @@ pub struct CallFacts<'a, 'py> {
     pub key: u64,
     pub result: u64,
     pub failed: bool,
+    /// What `same_error` compares of a failed call: `result`, or, when lines of the output
+    /// quote the call's own arguments (`echo.rs`), the hash of its first 2 KiB masked without
+    /// them.
+    pub error: u64,
     pub args: &'a Args<'a, 'py>,
     /// The canonical JSON of the arguments.
     pub canonical: &'a [u8],
