@@ -11,6 +11,10 @@ MODS = [
     "runs_ops",
     "runs_support",
     "runs_onetool",
+    "runs_research",
+    "runs_email",
+    "runs_gh",
+    "runs_game",
 ]
 only = [a for a in sys.argv[1:] if not a.startswith("--")]
 profile = next((a.split("=")[1] for a in sys.argv[1:] if a.startswith("--profile=")), "general")

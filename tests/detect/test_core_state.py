@@ -97,3 +97,18 @@ def test_at_most_sixteen_remembered_answers_are_loaded():
     restored = Detector(CycleGuardConfig()).session("k")
     restored.restore_state({**s.to_state(), "answers": list(range(1, 101))})
     assert restored.to_state()["answers"] == list(range(1, 17))
+
+
+def test_a_state_saved_before_vouched_calls_were_counted_counts_every_call_of_the_streak():
+    s = Detector(CycleGuardConfig()).session("k")
+    for n in range(20):
+        s.observe_tool_call(ToolCall("send_message", {"to": f"a{n}"}, "sent"))
+    state = _roundtrip(s.to_state())
+    assert state.pop("category_known") == 20
+    restored = Detector(CycleGuardConfig()).session("k")
+    restored.restore_state(state)
+    assert restored.to_state()["category_known"] == 20
+    fired = []
+    for n in range(20, 25):
+        fired += restored.observe_tool_call(ToolCall("send_message", {"to": f"a{n}"}, "sent"))
+    assert [(x.step, x.level.value) for x in fired if x.rule == "category_streak"] == [(24, "term")]

@@ -44,6 +44,8 @@ def test_the_same_observations_give_the_state_saved_before_the_port():
     # session remembers ("line 0 ...", "line 1 ..."), and which calls of the ring answered
     # something new (none: the two answers came first in calls that have left the ring of nine).
     assert (len(saved.pop("answers")), saved.pop("answers_next")) == (2, 0)
+    # and how many calls of the category streak are of tools the guard knows (all twelve)
+    assert saved.pop("category_known") == 12
     assert saved["calls"].pop("news") == [0] * 9
     assert saved == expected
 
@@ -58,6 +60,7 @@ def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
         "calls": {**state["calls"], "news": [0] * 9},
         "answers": [],
         "answers_next": 0,
+        "category_known": state["words"]["category_streak"]["count"][0],
     }
     fired = []
     for i in range(6):

@@ -412,3 +412,21 @@ def test_errors_that_name_different_arguments_stay_different():
     ]
     fired = feed(session(), calls)
     assert [s for s in fired if s.rule == "same_error"] == []
+
+
+def test_a_streak_of_unknown_tools_ending_on_a_known_action_is_not_a_term():
+    """An email assistant: `list_messages` and `read_message` are tools the guard does not
+    know (they fall into `action`), `send_message` one it knows. Triaging thirty messages is one
+    long streak of one category, but only its ten replies are evidence the guard can judge."""
+    calls = []
+    for n in range(10):
+        calls.append(("list_messages", {"folder": "INBOX", "page": n}, f"{n}: 3 unread"))
+        calls.append(("read_message", {"id": f"m{n}"}, f"From: a{n}@example.com\nHi {n}"))
+        calls.append(("send_message", {"to": f"a{n}@example.com", "body": f"Re {n}"}, "sent"))
+    fired = [s for s in feed(session(), calls) if s.dimension is Dimension.CATEGORY_STREAK]
+    assert fired and [s.level for s in fired] == [Level.WARN]
+
+
+def test_a_streak_of_known_actions_still_terminates():
+    calls = [("send_message", {"to": f"a{n}@example.com"}, "sent") for n in range(25)]
+    assert (24, "category_streak") in terms(feed(session(), calls))

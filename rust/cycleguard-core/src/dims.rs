@@ -68,6 +68,11 @@ pub struct CategoryStreak {
     /// The category's name hash.
     pub category: u64,
     pub count: i64,
+    /// The calls of the streak whose tool the guard knows (or the configuration names),
+    /// counted and halved the same way: only they can take the streak to TERM. A tool the
+    /// guard does not know falls into `action`, so without this a long run of unknown tools
+    /// ending on one known action (`send_message`, `move`) was a TERM.
+    pub known: i64,
     /// Per progress-aware tool (at most four, oldest first): its name hash and last key; a
     /// name hash of 0 is a free entry.
     pub tracked: [(u64, u64); 4],
@@ -75,13 +80,14 @@ pub struct CategoryStreak {
 }
 
 /// `_category_thresholds`: a per-tool override, else the category's (an unknown tool never
-/// reaches TERM).
+/// reaches TERM); and whether the call is vouched for (its tool known, or named by an
+/// override), so that it counts towards a TERM.
 pub fn category_thresholds(
     profile: &ProfileSettings,
     tool: &str,
     tool_lower: &str,
     kind: &ToolKind<'_>,
-) -> Thresholds {
+) -> (Thresholds, bool) {
     let cfg = &profile.category_streak;
     let overrides = &cfg.tool_overrides;
     if !overrides.is_empty() {
@@ -90,7 +96,7 @@ pub fn category_thresholds(
             .or_else(|| overrides.get(tool_lower))
             .or_else(|| overrides.get(kind.override_key.as_ref()))
         {
-            return *th;
+            return (*th, true);
         }
     }
     let th = if kind.is_exploration() {
@@ -98,10 +104,11 @@ pub fn category_thresholds(
     } else {
         cfg.action
     };
-    Thresholds {
+    let th = Thresholds {
         warn: th.warn,
         term: if kind.known { th.term } else { NEVER },
-    }
+    };
+    (th, kind.known)
 }
 
 impl CategoryStreak {
@@ -134,19 +141,28 @@ impl Watch for CategoryStreak {
     fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
         let c = cx.call;
         let category = xxh3_64(c.kind.category.as_bytes());
-        let th = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
+        let (th, vouched) = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
         // a read (`cat`, `ls` through a shell) is not progress however its arguments change
         let changed =
             c.member.progress_aware && !c.kind.is_exploration() && self.track(c.tool_hash, c.key);
-        let count = if category != self.category {
+        let (count, known) = if category != self.category {
             self.category = category;
-            1
+            (1, vouched as i64)
         } else if changed {
-            half_up(self.count).max(1)
+            (
+                half_up(self.count).max(1),
+                half_up(self.known).max(vouched as i64),
+            )
         } else {
-            self.count + 1
+            (self.count + 1, self.known + vouched as i64)
         };
-        self.count = count;
+        (self.count, self.known) = (count, known);
+        // a streak reaches TERM only when enough of its calls are vouched for
+        let count = if known >= th.term {
+            count
+        } else {
+            count.min(th.term - 1)
+        };
         Ok(Crossing::own_gated(
             &mut self.gate,
             Dimension::CategoryStreak,
@@ -159,6 +175,7 @@ impl Watch for CategoryStreak {
     /// The count from zero; the category and the tools' arguments stay.
     fn reset(&mut self) {
         self.count = 0;
+        self.known = 0;
         self.gate.reset();
     }
 }

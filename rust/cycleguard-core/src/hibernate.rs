@@ -347,6 +347,7 @@ packed!(IdenticalCall { count, gate });
 packed!(CategoryStreak {
     category,
     count,
+    known,
     tracked,
     gate
 });

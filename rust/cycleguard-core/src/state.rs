@@ -348,6 +348,7 @@ impl Session {
         out.set_item("words", groups)?;
         out.set_item("answers", PyList::new(py, &self.replay.seen.answers)?)?;
         out.set_item("answers_next", self.replay.seen.next)?;
+        out.set_item("category_known", self.category.known)?;
         let failures = match &self.error.table {
             None => py.None().into_bound(py),
             Some(t) => {
@@ -549,6 +550,12 @@ impl Session {
                 }
             }
         }
+        // saved before the count of vouched-for calls existed: every call of the streak counts,
+        // as it did then
+        self.category.known = match get("category_known")? {
+            Some(k) => int(k)?.clamp(0, self.category.count.max(0)),
+            None => self.category.count,
+        };
         fn items<'py>(v: Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
             v.try_iter()?.collect()
         }
