@@ -115,23 +115,19 @@ impl CategoryStreak {
     /// Remember `tool`'s arguments (most recent last); whether they changed.
     fn track(&mut self, tool: u64, key: u64) -> bool {
         let mut changed = false;
-        let mut kept: Vec<(u64, u64)> = Vec::with_capacity(4);
+        let (mut kept, mut n) = ([(0u64, 0u64); 4], 0);
         for &(name, k) in &self.tracked {
             if name == tool {
                 changed = k != key;
             } else if name != 0 {
-                kept.push((name, k));
+                kept[n] = (name, k);
+                n += 1;
             }
         }
-        let from = kept.len().saturating_sub(3);
+        let from = n.saturating_sub(3);
         let mut next = [(0u64, 0u64); 4];
-        for (i, item) in kept[from..]
-            .iter()
-            .chain(std::iter::once(&(tool, key)))
-            .enumerate()
-        {
-            next[i] = *item;
-        }
+        next[..n - from].copy_from_slice(&kept[from..n]);
+        next[n - from] = (tool, key);
         self.tracked = next;
         changed
     }

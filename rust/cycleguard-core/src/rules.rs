@@ -98,6 +98,9 @@ impl AnswerMemory {
             return false;
         }
         if self.answers.len() < ANSWERS_KEPT {
+            if self.answers.capacity() == 0 {
+                self.answers.reserve_exact(ANSWERS_KEPT); // one allocation, not five
+            }
             self.answers.push(answer);
         } else {
             self.answers[self.next as usize] = answer;
