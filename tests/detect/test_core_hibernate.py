@@ -123,3 +123,27 @@ def test_a_reset_and_a_restore_wake_a_hibernated_session():
     fresh.hibernate()
     fresh.restore_state(saved)
     assert not fresh.hibernated and fresh.to_state() == saved
+
+
+def test_remembered_answers_and_known_calls_survive_hibernation():
+    """The answer memory (`replay_cycle`'s news) and the count of known calls in a category
+    streak are packed too: reading page after page and an email triage detect the same
+    hibernated after every call as awake, and end in the same state."""
+    sequence = []
+    for n in range(12):
+        sequence.append(ToolCall("scroll", {"direction": "down"}, "Scrolled down."))
+        sequence.append(ToolCall("get_page_text", {}, f"Section {n}: words {n} more {n}"))
+    for n in range(10):
+        sequence.append(ToolCall("list_messages", {"page": n}, f"{n}: 3 unread"))
+        sequence.append(ToolCall("send_message", {"to": f"a{n}"}, "sent"))
+    detector = Detector(CycleGuardConfig())
+    awake, sleeper = detector.session("k"), detector.session("k")
+    fired_awake, fired_sleeper = [], []
+    for call in sequence:
+        fired_awake += awake.observe_tool_call(call)
+        sleeper.hibernate()
+        fired_sleeper += sleeper.observe_tool_call(call)
+    assert [repr(s) for s in fired_sleeper] == [repr(s) for s in fired_awake]
+    state = awake.to_state()
+    assert len(state["answers"]) == 16 and state["category_known"] >= 1
+    assert sleeper.to_state() == state
