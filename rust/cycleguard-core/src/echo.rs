@@ -9,6 +9,10 @@
 //! with no letter or digit but a caret (`^`, `~`) is a pointer into an echo. What remains is the
 //! error as the tool states it.
 
+use std::hash::Hasher;
+
+use crate::fasthash::FxHasher;
+
 /// Words of at least this many bytes count (shorter ones are too common to tell an echo).
 const MIN_WORD: usize = 2;
 /// A line with fewer words is never called an echo: too little to judge.
@@ -34,17 +38,13 @@ fn is_word(b: u8) -> bool {
     WORD[b as usize]
 }
 
-/// A word's hash: FxHash's step on eight bytes at a time (most words take one), and the
-/// length; enough to tell words apart here.
+/// A word's hash: the project's Fx hash (eight bytes a step, most words take one); enough to
+/// tell words apart within one output and its arguments.
 #[inline]
 fn word_hash(word: &[u8]) -> u64 {
-    let mut h = word.len() as u64;
-    for chunk in word.chunks(8) {
-        let mut bytes = [0u8; 8];
-        bytes[..chunk.len()].copy_from_slice(chunk);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(bytes)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    h
+    let mut h = FxHasher::default();
+    h.write(word);
+    h.finish()
 }
 
 /// Calls `f` with the hash of each word of `text`; a backslash escape of JSON (`\n`, `\"`)

@@ -66,8 +66,8 @@ pub const LAPS_SHIFT: u64 = 9;
 pub const SAVED_LAPS_SHIFT: u64 = 8;
 
 /// An info word in the saved layout (no `NEWS` bit, laps from bit 8), and back. A state
-/// saved before the bit existed loads with no call marked as news, which only means one
-/// lap may count that would now start the count again.
+/// saved before the bit existed loads with no call marked as news, which only means a lap
+/// may count that news would have held.
 pub fn info_to_saved(info: u64) -> u64 {
     (info & 0xFF) | ((info >> LAPS_SHIFT) << SAVED_LAPS_SHIFT)
 }
@@ -113,7 +113,7 @@ impl AnswerMemory {
 /// What the last lap of a running cycle was: every call came back at the cycle's distance;
 /// the calls that did not all failed (failed attempts bring nothing new, so the lap counts as
 /// replayed: `term`); some changed call worked (`partial_term`); or a changed call was a look
-/// whose answer the session had not seen (news: the count starts again).
+/// whose answer the session had not seen (news: the lap adds no lap to the count).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Lap {
     Replayed,
@@ -199,9 +199,7 @@ impl ReplayCycle {
         // whole window lies past the cycle's first lap (whose answers are all new), and only
         // in a lap where nothing failed: a lap that fails again has not got past its obstacle,
         // whatever else it read on the way.
-        let laps = ring.slots[ring.slot(step)].info >> LAPS_SHIFT;
-        if news && !failures && gap == unit && laps >= 3 {
-            let at = ring.slot(step);
+        if news && !failures && gap == unit && ring.slots[at].info >> LAPS_SHIFT >= 3 {
             ring.slots[at].info -= 1 << LAPS_SHIFT;
             let (best, unit) = ReplayCycle::longest(ring, step, span, max_gap);
             return (best as i64, unit as usize, Lap::News);
