@@ -21,7 +21,11 @@ commit. Since the port, on 2026-12-03: ``replay_cycle``'s answer memory (50 WARN
 no longer fire, nothing added, every escalation the same; this recording also took in the 300
 ``autocoderover`` runs added after the last one: 2,587 runs), then ``exec`` as a progress-aware
 tool (only ``category_streak`` signals change, in 47 runs), then errors compared without the
-lines that quote the call's input (10 SWE-agent Java runs; see docs/quality.md).
+lines that quote the call's input (10 SWE-agent Java runs; see docs/quality.md); and on
+2026-12-03 (third session) the masks of hex ids after an underscore (``req_9f1c2a7b3e4d``) and of
+each part of a compound duration (``1m11s``, ``2h05m``) and hours (``3h``): no signal set of any
+run or pass changes, only the evidence hashes of results that hold such ids (32 signals in 17
+runs).
 
 Usage::
 

@@ -45,11 +45,13 @@ DEFAULT_MASK_PATTERNS: tuple[str, ...] = (
     r"\d\d:\d\d:\d\d(?:[.,]\d+)?",
     # UUIDs
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    # 0x-prefixed hex and hex ids of 7+ chars that contain a digit (commit shas, object ids)
+    # 0x-prefixed hex and hex ids of 7+ chars that contain a digit (commit shas, object ids),
+    # also after an underscore: the prefixed ids of APIs (req_9f1c2a7b3e4d, off_5e0c...)
     r"0x[0-9a-fA-F]+",
-    r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",
-    # durations: 1.23s, 45ms, 0.5 sec, 12 µs
-    r"\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b",
+    r"(?<![^\W_])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b",
+    # durations: 1.23s, 45ms, 0.5 sec, 12 µs, 3h, and each part of 1m11s or 2h05m (a unit
+    # followed by a digit: the ages and elapsed times kubectl, CI and progress bars print)
+    r"\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min|h)(?:\b|(?=\d))",
     # pid 1234, pid=1234
     r"(?i:pid)[=: ]\s*\d+",
     # runs of 4 or more digits (line 11616, byte counts, ports)
@@ -70,7 +72,7 @@ _UUID_TAIL = rf"{_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 _LETTER_LED = re.compile(
     r"[a-fA-FpP](?:"
     rf"(?<=[a-fA-F]){_UUID_TAIL}"
-    r"|(?<!\w[a-f])(?<=[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b"
+    r"|(?<![^\W_][a-f])(?<=[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b"
     r"|(?<=[pP])[iI][dD][=: ]\s*\d+"
     r")"
 )
@@ -80,8 +82,8 @@ _DIGIT_LED = re.compile(
     r"|\d:\d\d:\d\d(?:[.,]\d+)?"
     rf"|{_UUID_TAIL}"
     r"|(?<=0)x[0-9a-fA-F]+"
-    r"|(?<!\w\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
-    r"|\d*(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b"
+    r"|(?<![^\W_]\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b"
+    r"|\d*(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min|h)(?:\b|(?=\d))"
     r"|\d{3,}"
     r"|\d*\.\d{2,}"
     r")"

@@ -15,6 +15,10 @@ MODS = [
     "runs_email",
     "runs_gh",
     "runs_game",
+    "runs_desktop",
+    "runs_travel",
+    "runs_iac",
+    "runs_datasci",
 ]
 only = [a for a in sys.argv[1:] if not a.startswith("--")]
 profile = next((a.split("=")[1] for a in sys.argv[1:] if a.startswith("--profile=")), "general")

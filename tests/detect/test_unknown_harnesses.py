@@ -430,3 +430,60 @@ def test_a_streak_of_unknown_tools_ending_on_a_known_action_is_not_a_term():
 def test_a_streak_of_known_actions_still_terminates():
     calls = [("send_message", {"to": f"a{n}@example.com"}, "sent") for n in range(25)]
     assert (24, "category_streak") in terms(feed(session(), calls))
+
+
+# -- ids and ages that change on every answer -------------------------------------------------
+
+
+def _booking(request_id: str, checked_at: str) -> str:
+    return (
+        '{"booking_ref": "HV2L9M", "status": "PENDING", "updated_at": "2023-11-14T22:13:34Z", '
+        f'"checked_at": "{checked_at}", "request_id": "req_{request_id}"}}'
+    )
+
+
+def test_a_booking_polled_with_a_new_prefixed_request_id_each_time_is_the_same_answer():
+    # an API's ids carry a prefix (req_, off_, msg_): the hex after the underscore is masked
+    s = session()
+    ids = ["0a909219a73a", "9991d697bacd", "0049d06090df", "6ebdb725be1b", "0a21f8443df2"]
+    ids += ["ed6de30e1653", "dba05fec3e1a", "ad40c96ae1d3", "fe5931a5e28c", "c42ffefbbd21"]
+    calls = [
+        ("get_booking", {"booking_ref": "HV2L9M"}, _booking(i, f"2023-11-14T22:{14 + n:02d}:56Z"))
+        for n, i in enumerate(ids)
+    ]
+    assert any(rule == "identical_call" for _, rule in terms(feed(s, calls)))
+
+
+def test_bookings_whose_status_moves_are_not_the_same_answer():
+    s = session()
+    statuses = ["AUTHORIZING", "CAPTURED", "PNR_CREATED", "TICKETING", "TICKETED"] * 2
+    calls = [
+        (
+            "get_booking",
+            {"booking_ref": "HV2L9M"},
+            _booking(f"{n:03d}abcdef9", "2023-11-14T22:14:56Z").replace("PENDING", status),
+        )
+        for n, status in enumerate(statuses[:5])
+    ]
+    assert terms(feed(s, calls)) == []
+
+
+def _pods(age: str) -> str:
+    return f"NAME                      READY   STATUS    RESTARTS   AGE\nworker-5c8d7f9b4-x2kqz   0/1     Pending   0          {age}"
+
+
+def test_a_pod_pending_longer_and_longer_is_the_same_answer_each_time():
+    # kubectl prints ages as 1m11s: each part of the compound duration is masked
+    s = session()
+    calls = []
+    for n in range(12):
+        seconds = 71 + 22 * n
+        calls.append(("sleep", {"seconds": 20}, "slept 20s"))
+        calls.append(
+            (
+                "k8s",
+                {"args": ["get", "pods", "-l", "app=worker"]},
+                _pods(f"{seconds // 60}m{seconds % 60}s"),
+            )
+        )
+    assert terms(feed(s, calls)) != []

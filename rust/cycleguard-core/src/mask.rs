@@ -156,12 +156,13 @@ fn hex_literal(t: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// `\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b`: the greedy run is the whole maximal
-/// run of `[0-9a-f]`; a shorter one would end before a `[0-9a-f]` byte, a word character, so
-/// the closing `\b` holds only after the maximal run. The look-aheads ask that run for a digit
+/// `(?<![^\W_])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b`: the run starts a word or
+/// follows an underscore (`req_9f1c2a7b3e4d`); the greedy run is the whole maximal run of
+/// `[0-9a-f]`; a shorter one would end before a `[0-9a-f]` byte, a word character, so the
+/// closing `\b` holds only after the maximal run. The look-aheads ask that run for a digit
 /// and a letter.
 fn hex_id(t: &[u8], i: usize) -> Option<usize> {
-    if i > 0 && is_word(t[i - 1]) {
+    if i > 0 && is_word(t[i - 1]) && t[i - 1] != b'_' {
         return None;
     }
     let n = run(t, i, is_lhex);
@@ -177,14 +178,14 @@ fn hex_id(t: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The duration units in the pattern's order (`µs` is not ASCII, so never here).
-const UNITS: [&[u8]; 9] = [
-    b"ms", b"us", b"ns", b"s", b"sec", b"secs", b"seconds", b"m", b"min",
+const UNITS: [&[u8]; 10] = [
+    b"ms", b"us", b"ns", b"s", b"sec", b"secs", b"seconds", b"m", b"min", b"h",
 ];
 
-/// `\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min)\b`. Backtracking any of the
-/// greedy parts leaves a digit (or the `.`, or the space) where the next part would need a
-/// unit letter, so only the greedy parse can match; the units are tried in order, each with
-/// its `\b`.
+/// `\d+(?:\.\d+)?\s?(?:ms|us|µs|ns|s|sec|secs|seconds|m|min|h)(?:\b|(?=\d))`. Backtracking
+/// any of the greedy parts leaves a digit (or the `.`, or the space) where the next part would
+/// need a unit letter, so only the greedy parse can match; the units are tried in order, each
+/// with its `\b` or a digit after it (each part of `1m11s` is a duration).
 fn duration(t: &[u8], i: usize) -> Option<usize> {
     let mut k = i + run(t, i, is_digit);
     if at(t, k) == b'.' && is_digit(at(t, k + 1)) {
@@ -194,12 +195,15 @@ fn duration(t: &[u8], i: usize) -> Option<usize> {
         k += 1;
     }
     let rest = t.get(k..)?;
-    if !matches!(rest.first(), Some(b'm' | b'u' | b'n' | b's')) {
+    if !matches!(rest.first(), Some(b'm' | b'u' | b'n' | b's' | b'h')) {
         return None; // (what every unit starts with)
     }
     UNITS
         .iter()
-        .find(|unit| rest.starts_with(unit) && word_end(t, k + unit.len()))
+        .find(|unit| {
+            let end = k + unit.len();
+            rest.starts_with(unit) && (word_end(t, end) || is_digit(at(t, end)))
+        })
         .map(|unit| k + unit.len())
 }
 
@@ -278,7 +282,7 @@ pub fn letter_led(t: &[u8], i: usize) -> Option<usize> {
 /// - UUID: 8 hex characters before its first `-`, so 8 digits or a hex letter next;
 /// - hex literal: `0x`, a single digit then `x`;
 /// - hex id: a run of `[0-9a-f]` with a letter in it, so `a`-`f` next;
-/// - duration: a unit letter (`m`, `u`, `n`, `s`) next or after one space, or `.` next;
+/// - duration: a unit letter (`m`, `u`, `n`, `s`, `h`) next or after one space, or `.` next;
 /// - four digits or more: matched by the digit run (`\d{4,}`) when nothing before did;
 /// - decimal: `.` next.
 #[inline]
@@ -298,7 +302,7 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
         .or_else(|| tried(digits == 1 && next == b'x', hex_literal))
         .or_else(|| tried((b'a'..=b'f').contains(&next), hex_id))
         .or_else(|| {
-            let unit = |b: u8| matches!(b, b'm' | b'u' | b'n' | b's');
+            let unit = |b: u8| matches!(b, b'm' | b'u' | b'n' | b's' | b'h');
             let after_space = is_space(next) && unit(at(t, i + digits + 1));
             tried(next == b'.' || unit(next) || after_space, duration)
         })
@@ -669,5 +673,15 @@ mod tests {
         assert_eq!(m("42% done"), "42% done");
         assert_eq!(m("no digits"), "no digits");
         assert_eq!(m("5secs 5sec 5min 5mss"), "# # # 5mss");
+        // each part of a compound duration, and hours
+        assert_eq!(m("Pending  0  1m11s"), "Pending  0  ##");
+        assert_eq!(m("up 2h05m, 19h ago"), "up ##, # ago");
+        assert_eq!(m("5m2x 5hz h5"), "#2x 5hz h5");
+        // hex ids after an underscore, whether they start with a digit or a letter
+        assert_eq!(
+            m(r#"{"request_id": "req_0049d06090df", "offer": "off_e0f6c2e6354c"}"#),
+            r#"{"request_id": "req_#", "offer": "off_#"}"#
+        );
+        assert_eq!(m("word_deadbeef x_abcdefg"), "word_deadbeef x_abcdefg");
     }
 }

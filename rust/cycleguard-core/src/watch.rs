@@ -73,6 +73,13 @@ pub fn same_str(a: &Bound<'_, PyString>, b: &Bound<'_, PyString>) -> bool {
     if a.is(b) {
         return true;
     }
+    // Python keeps a str's hash once computed (tool names are hashed as dict keys anyway):
+    // unequal hashes answer most comparisons, two different tools, without reading either text
+    if let (Ok(x), Ok(y)) = (a.hash(), b.hash()) {
+        if x != y {
+            return false;
+        }
+    }
     match (a.to_str(), b.to_str()) {
         (Ok(x), Ok(y)) => x == y,
         _ => PyAnyMethods::eq(a.as_any(), b).unwrap_or(false),
