@@ -25,7 +25,10 @@ lines that quote the call's input (10 SWE-agent Java runs; see docs/quality.md);
 2026-12-03 (third session) the masks of hex ids after an underscore (``req_9f1c2a7b3e4d``) and of
 each part of a compound duration (``1m11s``, ``2h05m``) and hours (``3h``): no signal set of any
 run or pass changes, only the evidence hashes of results that hold such ids (32 signals in 17
-runs).
+runs); then long tokens of letters and digits masked before the patterns (cloud request ids,
+base64): one ``text_loop`` WARN added, in every pass of ``intercode_ctf/task060`` (an agent
+decoding base64 layers in turn, whose turns now read the same), otherwise evidence hashes only
+(6 runs).
 
 Usage::
 

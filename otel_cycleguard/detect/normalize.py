@@ -31,10 +31,13 @@ except ModuleNotFoundError:  # pragma: no cover - exercised only without the dep
 
 __all__ = [
     "DEFAULT_MASK_PATTERNS",
+    "TOKEN_MIN_FLIPS",
+    "TOKEN_MIN_LENGTH",
     "Normalizer",
     "canonical_json",
     "hash_bytes",
     "hex_digest",
+    "mask_tokens",
 ]
 
 # The documented default masks (the reference; ``Normalizer`` runs a faster equivalent).
@@ -59,6 +62,28 @@ DEFAULT_MASK_PATTERNS: tuple[str, ...] = (
     # decimals with a fraction (0.123): timings, memory figures
     r"\d+\.\d{2,}",
 )
+
+#: With the defaults, long tokens are masked first, before the patterns: a run of at least
+#: ``TOKEN_MIN_LENGTH`` ASCII letters and digits (bounded by any other character) that changes
+#: between a letter and a digit at least ``TOKEN_MIN_FLIPS`` times, such as an AWS request id
+#: (``HZBYGNG0AT62833C89YSQ…``), a key or base64. A name with versions in it changes fewer
+#: times (``Base64EncoderVariant2Test``: 4). ``rust/cycleguard-core/src/mask.rs`` does the same.
+TOKEN_MIN_LENGTH = 16
+TOKEN_MIN_FLIPS = 6
+_ALNUM_RUN = re.compile(rf"[A-Za-z0-9]{{{TOKEN_MIN_LENGTH},}}")
+_FLIP = re.compile(r"[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
+
+
+def _token_or_run(match: re.Match[str]) -> str:
+    run = match.group()
+    return "#" if len(_FLIP.findall(run)) >= TOKEN_MIN_FLIPS else run
+
+
+def mask_tokens(text: str) -> str:
+    """``text`` with each long token of letters and digits replaced by ``#`` (see
+    ``TOKEN_MIN_LENGTH``): the pass the defaults run before their patterns."""
+    return _ALNUM_RUN.sub(_token_or_run, text) if len(text) >= TOKEN_MIN_LENGTH else text
+
 
 _HEX = "[0-9a-fA-F]"
 _UUID_TAIL = rf"{_HEX}{{7}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
@@ -187,7 +212,15 @@ class Normalizer:
     folded, so the cost per call stays bounded whatever the result size.
     """
 
-    __slots__ = ("_fast", "_fold", "_mask", "_max_mask_chars", "_result_fields", "_seen")
+    __slots__ = (
+        "_fast",
+        "_fold",
+        "_mask",
+        "_max_mask_chars",
+        "_result_fields",
+        "_seen",
+        "_tokens",
+    )
 
     def __init__(
         self,
@@ -202,6 +235,7 @@ class Normalizer:
         )
         # Defaults alone take the fast two-pass path; with custom patterns, one alternation.
         self._fast = mask_defaults and not mask_patterns
+        self._tokens = mask_defaults  # the token pass is one of the defaults
         self._mask = (
             re.compile("|".join(f"(?:{p})" for p in patterns))
             if patterns and not self._fast
@@ -236,12 +270,15 @@ class Normalizer:
             # at the cost of one scan.
             if _ANY_DIGIT(text) is None:
                 return text
+            text = mask_tokens(text)  # (every token has a digit)
             # The letter-led pass tries its alternatives at every a-f/p letter (slow on prose);
             # only run it when a candidate (7 hex characters in a row, or "pid") exists.
             if _letter_candidate(text):
                 text = _LETTER_LED.sub(_PLACEHOLDER, text)
             text = _DIGIT_LED.sub(_MASK, text)
             return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
+        if self._tokens:
+            text = mask_tokens(text)
         if self._mask is None:
             return text
         return self._mask.sub(_MASK, text)

@@ -487,3 +487,28 @@ def test_a_pod_pending_longer_and_longer_is_the_same_answer_each_time():
             )
         )
     assert terms(feed(s, calls)) != []
+
+
+def _lock_error(request_id: str) -> str:
+    return (
+        "Error: Error acquiring the state lock\n"
+        "Error message: operation error DynamoDB: PutItem, https response error\n"
+        f"StatusCode: 400, RequestID: {request_id},\n"
+        "ConditionalCheckFailedException: The conditional request failed\n"
+        "Lock Info:\n  ID:        9f1c3a7e-5d20-b84c-61e9-0a7f2d3c8b51\n  Who:       jenkins@ci-07"
+    )
+
+
+def test_the_same_lock_error_with_a_new_cloud_request_id_each_time_is_the_same_error():
+    # AWS request ids are long runs of capitals and digits, not hex: masked as tokens
+    s = session()
+    ids = [
+        "HZBYGNG0AT62833C89YSQKNWLRZRA49HX0LUJ9TLWR85P8OJLUPX",
+        "UAHDS1Y237XOYLILOM8GA1AN4CQYN7ADHWKCR3Z9NGGHT3QWJ6LP",
+        "6K3CPZH4X5794OXUKG3OVIHEMEGKZUA9LTJVKH6XE44TIYS9GIYY",
+        "BKBQIV27KGNVJUCCB4OJ0GSD8HDUP0B19NHX0OJ9BXKIBOCGS6SZ",
+    ]
+    calls = [
+        ("terraform", {"subcommand": "apply", "args": "tfplan"}, _lock_error(i), True) for i in ids
+    ]
+    assert terms(feed(s, calls)) != []

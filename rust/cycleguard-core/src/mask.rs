@@ -432,6 +432,9 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     if simd::find_digit(t, 0) == t.len() {
         return false;
     }
+    // tokens first (each has a digit), then the patterns over what is left
+    let tokens = mask_tokens(t);
+    let t = tokens.as_deref().unwrap_or(t);
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
     let first = letter_candidate(t)
@@ -441,9 +444,13 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     let lettered = first.is_some();
     let source = first.as_deref().unwrap_or(t);
     if !replace_pass_into(source, 0, simd::find_digit, digit_led, b'#', out) {
-        match first {
-            Some(first) => *out = first,
-            None => return false,
+        match (first, tokens) {
+            (Some(first), _) => *out = first,
+            (None, Some(tokens)) => {
+                *out = tokens;
+                return true;
+            }
+            (None, None) => return false,
         }
     }
     if lettered {
@@ -454,6 +461,89 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
         }
     }
     true
+}
+
+/// A token is at least this many ASCII letters and digits in a row (bounded by other bytes)...
+pub const TOKEN_MIN: usize = 16;
+/// ...that change between a letter and a digit at least this many times: a request id
+/// (`HZBYGNG0AT62833C89YSQ…` changes 20 times), a key, base64. A name with versions in it
+/// changes fewer times (`Base64EncoderVariant2Test`: 4).
+pub const TOKEN_FLIPS: usize = 6;
+
+/// Where the first run of [`TOKEN_MIN`] letters and digits may start: a superset test (None
+/// when there is none), sixteen bytes at a time where SSE2 is there, the run carried from
+/// chunk to chunk.
+fn token_candidate(t: &[u8]) -> Option<usize> {
+    let mut run = 0usize; // letters and digits ending the previous chunk
+    #[allow(unused_mut)]
+    let mut i = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    while i + 16 <= t.len() {
+        let m = crate::simd::Chunk::at(t, i).alphanumeric();
+        let lead = (!m).trailing_zeros() as usize; // (16 when the chunk is all letters and digits)
+        if run + lead >= TOKEN_MIN {
+            return Some(i - run);
+        }
+        // the letters and digits that end this chunk (it is not all of them: that returned)
+        run = ((!m & 0xFFFF) << 16).leading_zeros() as usize;
+        i += 16;
+    }
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if i < t.len() && t.len() >= 16 {
+        // the last bytes, fewer than sixteen, read as the end of the last sixteen: only a run
+        // carried into them can still reach the length
+        let left = t.len() - i;
+        let m = crate::simd::Chunk::at(t, t.len() - 16).alphanumeric() >> (16 - left);
+        let lead = ((!m).trailing_zeros() as usize).min(left);
+        return (run + lead >= TOKEN_MIN).then(|| i - run);
+    }
+    while i < t.len() {
+        if t[i].is_ascii_alphanumeric() {
+            run += 1;
+            if run >= TOKEN_MIN {
+                return Some(i + 1 - run);
+            }
+        } else {
+            run = 0;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `t` with every token (see [`TOKEN_MIN`], [`TOKEN_FLIPS`]) replaced by `#`, or None when
+/// there is none: the pass before the patterns, as `normalize._mask_tokens` is.
+pub fn mask_tokens(t: &[u8]) -> Option<Vec<u8>> {
+    let mut i = token_candidate(t)?;
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    while i < t.len() {
+        if !t[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut digit = t[i].is_ascii_digit();
+        let mut flips = 0;
+        i += 1;
+        while i < t.len() && t[i].is_ascii_alphanumeric() {
+            if t[i].is_ascii_digit() != digit {
+                digit = !digit;
+                flips += 1;
+            }
+            i += 1;
+        }
+        if i - start >= TOKEN_MIN && flips >= TOKEN_FLIPS {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
+            o.extend_from_slice(&t[copied..start]);
+            o.push(b'#');
+            copied = i;
+        }
+    }
+    out.map(|mut o| {
+        o.extend_from_slice(&t[copied..]);
+        o
+    })
 }
 
 /// `pid` in any case at `i`.
@@ -652,6 +742,65 @@ mod tests {
         }
     }
 
+    /// The token pass read byte by byte, from the start (the chunked candidate scan skipped).
+    fn tokens_bytewise(t: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < t.len() {
+            let start = i;
+            while i < t.len() && t[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            if i == start {
+                out.push(t[i]);
+                i += 1;
+                continue;
+            }
+            let word = &t[start..i];
+            let flips = word
+                .windows(2)
+                .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+                .count();
+            if word.len() >= TOKEN_MIN && flips >= TOKEN_FLIPS {
+                out.push(b'#');
+            } else {
+                out.extend_from_slice(word);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_chunked_token_pass_is_the_bytewise_one() {
+        let alphabet = b"aZ09 _-x7Q";
+        let mut y: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..200_000 {
+            y ^= y << 13;
+            y ^= y >> 7;
+            y ^= y << 17;
+            let n = (y % 120) as usize;
+            // long runs are what matters: mostly letters and digits, a separator now and then
+            let t: Vec<u8> = (0..n)
+                .map(|_| {
+                    y ^= y << 13;
+                    y ^= y >> 7;
+                    y ^= y << 17;
+                    let k = (y % 40) as usize;
+                    if k < alphabet.len() {
+                        alphabet[k]
+                    } else if k.is_multiple_of(2) {
+                        b'4'
+                    } else {
+                        b'K'
+                    }
+                })
+                .collect();
+            let expected = tokens_bytewise(&t);
+            let got = mask_tokens(&t).unwrap_or_else(|| t.clone());
+            assert_eq!(got, expected, "{:?}", String::from_utf8_lossy(&t));
+        }
+    }
+
     #[test]
     fn documented_examples() {
         assert_eq!(m("at 2024-01-02T03:04:05.123Z done"), "at # done");
@@ -683,5 +832,14 @@ mod tests {
             r#"{"request_id": "req_#", "offer": "off_#"}"#
         );
         assert_eq!(m("word_deadbeef x_abcdefg"), "word_deadbeef x_abcdefg");
+        // long tokens of letters and digits that change often: request ids, keys
+        assert_eq!(
+            m("RequestID: HZBYGNG0AT62833C89YSQKNWLRZRA49HX0LUJ9TLWR85P8OJLUPX,"),
+            "RequestID: #,"
+        );
+        assert_eq!(
+            m("Base64EncoderVariant2Test x86_64"),
+            "Base64EncoderVariant2Test x86_64"
+        );
     }
 }

@@ -105,6 +105,15 @@ impl Chunk {
         Self::mask(unsafe { _mm_or_si128(control, marks) })
     }
 
+    /// `[0-9A-Za-z]`.
+    #[inline(always)]
+    pub fn alphanumeric(&self) -> u32 {
+        let digits = Self::within(self.bytes, b'0', b'9');
+        let letters = Self::within(self.folded, b'a', b'z');
+        // SAFETY: SSE2 is enabled for this build and this touches no memory (module doc).
+        Self::mask(unsafe { _mm_or_si128(digits, letters) })
+    }
+
     /// An ASCII letter in either case (`lower`: its lower-case form).
     #[inline(always)]
     pub fn either_case(&self, lower: u8) -> u32 {
