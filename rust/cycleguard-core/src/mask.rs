@@ -713,17 +713,9 @@ mod tests {
         // every byte drawn on its own (xorshift), over an alphabet rich in p, i, d and hex
         let mut y: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..200_000 {
-            y ^= y << 13;
-            y ^= y >> 7;
-            y ^= y << 17;
-            let n = (y % 90) as usize;
+            let n = (xorshift(&mut y) % 90) as usize;
             let t: Vec<u8> = (0..n)
-                .map(|_| {
-                    y ^= y << 13;
-                    y ^= y >> 7;
-                    y ^= y << 17;
-                    alphabet[(y % alphabet.len() as u64) as usize]
-                })
+                .map(|_| alphabet[(xorshift(&mut y) % alphabet.len() as u64) as usize])
                 .collect();
             assert!(agrees(&t), "{:?}", String::from_utf8_lossy(&t));
         }
@@ -740,6 +732,14 @@ mod tests {
             assert!(agrees(t));
             assert!(letter_candidate(t).is_some());
         }
+    }
+
+    /// The next number of a xorshift sequence (the tests' random texts).
+    fn xorshift(y: &mut u64) -> u64 {
+        *y ^= *y << 13;
+        *y ^= *y >> 7;
+        *y ^= *y << 17;
+        *y
     }
 
     /// The token pass read byte by byte, from the start (the chunked candidate scan skipped).
@@ -775,17 +775,11 @@ mod tests {
         let alphabet = b"aZ09 _-x7Q";
         let mut y: u64 = 0x2545_F491_4F6C_DD1D;
         for _ in 0..200_000 {
-            y ^= y << 13;
-            y ^= y >> 7;
-            y ^= y << 17;
-            let n = (y % 120) as usize;
+            let n = (xorshift(&mut y) % 120) as usize;
             // long runs are what matters: mostly letters and digits, a separator now and then
             let t: Vec<u8> = (0..n)
                 .map(|_| {
-                    y ^= y << 13;
-                    y ^= y >> 7;
-                    y ^= y << 17;
-                    let k = (y % 40) as usize;
+                    let k = (xorshift(&mut y) % 40) as usize;
                     if k < alphabet.len() {
                         alphabet[k]
                     } else if k.is_multiple_of(2) {
