@@ -32,7 +32,7 @@ pub fn encode_replace(s: &str) -> std::borrow::Cow<'_, [u8]> {
 /// `str.isspace` of one character: ASCII `\t\n\v\f\r`, `\x1c`-`\x1f` and space; beyond
 /// ASCII the characters of bidirectional class WS, B or S or category Zs.
 #[inline]
-pub fn is_space(c: char) -> bool {
+pub const fn is_space(c: char) -> bool {
     match c {
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | '\u{1c}'..='\u{1f}' | ' ' => true,
         c if (c as u32) < 0x85 => false,
@@ -126,8 +126,63 @@ pub fn strip(s: &str) -> &str {
 
 /// `str.split()`: the words between runs of space.
 #[inline]
-pub fn split(s: &str) -> impl Iterator<Item = &str> {
-    s.split(is_space).filter(|w| !w.is_empty())
+pub fn split(s: &str) -> Words<'_> {
+    if s.is_ascii() {
+        Words::Ascii { s, at: 0 }
+    } else {
+        Words::Unicode(s.split(is_space as fn(char) -> bool).filter(non_empty))
+    }
+}
+
+fn non_empty(w: &&str) -> bool {
+    !w.is_empty()
+}
+
+/// Python's spaces among ASCII bytes (256 entries: a byte indexes it without a check).
+const ASCII_SPACE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = is_space(b as u8 as char);
+        b += 1;
+    }
+    table
+};
+
+/// `str.split(is_space)` without its empty pieces: the words of a text that is not ASCII.
+type UnicodeWords<'a> =
+    std::iter::Filter<std::str::Split<'a, fn(char) -> bool>, fn(&&'a str) -> bool>;
+
+/// The words of [`split`]: read byte by byte when the text is ASCII (a command line almost
+/// always is), else a character at a time.
+pub enum Words<'a> {
+    Ascii { s: &'a str, at: usize },
+    Unicode(UnicodeWords<'a>),
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Words::Unicode(words) => words.next(),
+            Words::Ascii { s, at } => {
+                let text: &'a str = s;
+                let rest = &text.as_bytes()[*at..];
+                let start = rest
+                    .iter()
+                    .position(|&b| !ASCII_SPACE[b as usize])
+                    .unwrap_or(rest.len());
+                let len = rest[start..]
+                    .iter()
+                    .position(|&b| ASCII_SPACE[b as usize])
+                    .unwrap_or(rest.len() - start);
+                let from = *at + start;
+                *at = from + len;
+                (len > 0).then(|| &text[from..from + len])
+            }
+        }
+    }
 }
 
 /// `str.split(None, 1)`: the first word and the rest after the space that follows it
@@ -171,6 +226,25 @@ pub fn char_len(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_is_the_standard_split_on_python_spaces() {
+        let cases = [
+            "",
+            "   ",
+            "a",
+            " a  b\tc\n",
+            "x\u{a0}y\u{3000}z",
+            "é è\u{2028}ü",
+            "\u{1c}a\u{1f}b ",
+            "ls -la /tmp",
+            "naïve\u{85}café  ok",
+        ];
+        for text in cases {
+            let plain: Vec<&str> = text.split(is_space).filter(|w| !w.is_empty()).collect();
+            assert_eq!(split(text).collect::<Vec<_>>(), plain, "{text:?}");
+        }
+    }
 
     #[test]
     fn python_space_includes_the_information_separators() {

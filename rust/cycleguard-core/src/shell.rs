@@ -215,9 +215,11 @@ pub fn split_where(text: &str, sep: impl Fn(&[u8], usize) -> usize) -> Vec<&str>
     out
 }
 
-/// `(text, words)` of each simple command of a command line: its first 4096 characters,
-/// quoted text blanked, a here-document's body left out (`_simple_commands`).
-pub fn simple_commands(line: &str) -> Vec<(String, Vec<String>)> {
+/// Whether `found(text, words)` holds for some simple command of a command line: its first
+/// 4096 characters, quoted text blanked, a here-document's body left out (`_simple_commands`).
+/// The commands are read in order and borrowed, not copied, and the reading stops at the
+/// first that is found: an agent's command line can be a whole script.
+pub fn any_simple_command(line: &str, mut found: impl FnMut(&str, &[&str]) -> bool) -> bool {
     let text = pystr::head_chars(line, 4096);
     let text: Cow<'_, str> = match text.find("<<") {
         Some(at) => {
@@ -228,20 +230,10 @@ pub fn simple_commands(line: &str) -> Vec<(String, Vec<String>)> {
         None => Cow::Borrowed(text),
     };
     let blanked = blank_quotes(&text);
-    command_items(&blanked)
-        .into_iter()
-        .filter_map(|item| {
-            let words = command_words(item);
-            if words.is_empty() {
-                None
-            } else {
-                Some((
-                    item.to_owned(),
-                    words.into_iter().map(str::to_owned).collect(),
-                ))
-            }
-        })
-        .collect()
+    command_items(&blanked).into_iter().any(|item| {
+        let words = command_words(item);
+        !words.is_empty() && found(item, &words)
+    })
 }
 
 /// `_FILE_REDIRECT.search(item)`: `(?<![\d&<>])>>?\s*(?!&|/dev/)[^\s&|;<>]`, a redirect into
@@ -303,42 +295,31 @@ fn first_non_option<S: AsRef<str>>(words: &[S]) -> &str {
 /// `edits_files`: the command line edits files (`sed -i`, a content writer redirected into a
 /// file, `tee`, `patch`, `git apply/checkout/...`).
 pub fn edits_files(line: &str) -> bool {
-    for (item, words) in simple_commands(line) {
-        let command = words[0].as_str();
-        if matches!(command, "tee" | "patch" | "truncate") {
-            return true;
-        }
-        if matches!(command, "sed" | "perl") && words[1..].iter().any(|w| in_place(w)) {
-            return true;
-        }
-        if command == "git"
-            && matches!(
-                first_non_option(&words[1..]),
-                "apply" | "am" | "checkout" | "restore" | "stash" | "reset" | "revert"
-            )
-        {
-            return true;
-        }
-        if matches!(
-            command,
-            "cat"
-                | "echo"
-                | "printf"
-                | "head"
-                | "tail"
-                | "sed"
-                | "awk"
-                | "cut"
-                | "sort"
-                | "uniq"
-                | "tr"
-                | "paste"
-        ) && file_redirect(&item)
-        {
-            return true;
-        }
-    }
-    false
+    any_simple_command(line, |item, words| {
+        let command = words[0];
+        matches!(command, "tee" | "patch" | "truncate")
+            || (matches!(command, "sed" | "perl") && words[1..].iter().any(|w| in_place(w)))
+            || (command == "git"
+                && matches!(
+                    first_non_option(&words[1..]),
+                    "apply" | "am" | "checkout" | "restore" | "stash" | "reset" | "revert"
+                ))
+            || (matches!(
+                command,
+                "cat"
+                    | "echo"
+                    | "printf"
+                    | "head"
+                    | "tail"
+                    | "sed"
+                    | "awk"
+                    | "cut"
+                    | "sort"
+                    | "uniq"
+                    | "tr"
+                    | "paste"
+            ) && file_redirect(item))
+    })
 }
 
 /// The sub-commands of package managers and build tools that change the environment.
@@ -364,9 +345,8 @@ fn installer_subcommands(command: &str) -> &'static [&'static str] {
 
 /// `changes_environment`: the command line installs packages or runs a build step.
 pub fn changes_environment(line: &str) -> bool {
-    for (_, words) in simple_commands(line) {
-        let mut words: &[String] = &words;
-        let mut command = words[0].as_str();
+    any_simple_command(line, |_, mut words| {
+        let mut command = words[0];
         if matches!(command, "python" | "python3")
             && words.len() >= 3
             && words[1] == "-m"
@@ -379,15 +359,11 @@ pub fn changes_environment(line: &str) -> bool {
             return true;
         }
         let subs = installer_subcommands(command);
-        if !subs.is_empty()
+        !subs.is_empty()
             && words[1..words.len().min(3)]
                 .iter()
-                .any(|w| subs.contains(&w.as_str()))
-        {
-            return true;
-        }
-    }
-    false
+                .any(|w| subs.contains(w))
+    })
 }
 
 /// Read-only commands for `exec:readonly` (`find`, `sed`, `sort`, `env` with their checks).
