@@ -19,6 +19,10 @@ MODS = [
     "runs_travel",
     "runs_iac",
     "runs_datasci",
+    "runs_jsdev",
+    "runs_scrape",
+    "runs_shop",
+    "runs_chatops",
 ]
 only = [a for a in sys.argv[1:] if not a.startswith("--")]
 profile = next((a.split("=")[1] for a in sys.argv[1:] if a.startswith("--profile=")), "general")
