@@ -78,6 +78,20 @@ fn is_pointer(line: &[u8]) -> bool {
     line.iter().any(|&b| b == b'^' || b == b'~') && !line.iter().any(|&b| b.is_ascii_alphanumeric())
 }
 
+/// Whether `line` is an echo when `quoted` says which word hashes occur in the arguments: a
+/// pointer, or at least three words, three quarters of them quoted.
+fn is_echo(line: &[u8], quoted: impl Fn(u64) -> bool) -> bool {
+    if is_pointer(line) {
+        return true;
+    }
+    let (mut total, mut hits) = (0, 0);
+    each_word(line, |h| {
+        total += 1;
+        hits += quoted(h) as usize;
+    });
+    total >= MIN_WORDS && 4 * hits >= 3 * total
+}
+
 /// `masked` without the lines that quote `input` (the canonical arguments), or `None` when
 /// no line does (the caller then keeps what it had, byte for byte).
 ///
@@ -95,38 +109,20 @@ pub fn without_echoes(masked: &[u8], input: &[u8]) -> Option<Vec<u8>> {
         filter[(h >> 58) as usize] |= 1 << ((h >> 52) & 63)
     });
     let maybe = |h: u64| filter[(h >> 58) as usize] & (1 << ((h >> 52) & 63)) != 0;
-    // the first line that may be an echo: a pointer, or enough of its words in the filter
-    let may_echo = |line: &[u8]| {
-        if is_pointer(line) {
-            return true;
-        }
-        let (mut total, mut hits) = (0, 0);
-        each_word(line, |h| {
-            total += 1;
-            hits += maybe(h) as usize;
-        });
-        total >= MIN_WORDS && 4 * hits >= 3 * total
-    };
-    let skipped = masked.split_inclusive(|&b| b == b'\n').position(may_echo)?;
+    // the first line that may be an echo, judged by the filter
+    let skipped = masked
+        .split_inclusive(|&b| b == b'\n')
+        .position(|line| is_echo(line, maybe))?;
     // exactly: the arguments' words, sorted
     let mut table: Vec<u64> = Vec::new();
     each_word(input, |h| table.push(h));
     table.sort_unstable();
     table.dedup();
-    let quoted = |h: &u64| table.binary_search(h).is_ok();
+    let quoted = |h: u64| table.binary_search(&h).is_ok();
     let mut kept: Vec<u8> = Vec::with_capacity(masked.len());
     let mut dropped = false;
     for (index, line) in masked.split_inclusive(|&b| b == b'\n').enumerate() {
-        let echo = index >= skipped
-            && (is_pointer(line) || {
-                let (mut total, mut hits) = (0, 0);
-                each_word(line, |h| {
-                    total += 1;
-                    hits += quoted(&h) as usize;
-                });
-                total >= MIN_WORDS && 4 * hits >= 3 * total
-            });
-        if echo {
+        if index >= skipped && is_echo(line, quoted) {
             dropped = true;
         } else {
             kept.extend_from_slice(line);
@@ -200,12 +196,7 @@ mod tests {
             b"select", b"from", b"users", b"where", b"id", b"x", b"ERROR", b"line", b"^", b"~~^",
             b"\\n", b"col_a",
         ];
-        fn next(y: &mut u64) -> u64 {
-            *y ^= *y << 13;
-            *y ^= *y >> 7;
-            *y ^= *y << 17;
-            *y
-        }
+        use crate::testing::xorshift as next;
         let text = |y: &mut u64, words: u64| {
             let mut out = Vec::new();
             for _ in 0..words {

@@ -32,6 +32,8 @@ pub mod simd;
 pub mod slotted;
 pub mod state;
 pub mod swar;
+#[cfg(test)]
+pub mod testing;
 pub mod text;
 pub mod watch;
 

@@ -512,7 +512,7 @@ fn token_candidate(t: &[u8]) -> Option<usize> {
 }
 
 /// `t` with every token (see [`TOKEN_MIN`], [`TOKEN_FLIPS`]) replaced by `#`, or None when
-/// there is none: the pass before the patterns, as `normalize._mask_tokens` is.
+/// there is none: the pass before the patterns, as `normalize.mask_tokens` is.
 pub fn mask_tokens(t: &[u8]) -> Option<Vec<u8>> {
     let mut i = token_candidate(t)?;
     let mut out: Option<Vec<u8>> = None;
@@ -662,6 +662,7 @@ fn letter_candidate(t: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift;
 
     fn m(s: &str) -> String {
         match mask_ascii(s.as_bytes()) {
@@ -732,14 +733,6 @@ mod tests {
             assert!(agrees(t));
             assert!(letter_candidate(t).is_some());
         }
-    }
-
-    /// The next number of a xorshift sequence (the tests' random texts).
-    fn xorshift(y: &mut u64) -> u64 {
-        *y ^= *y << 13;
-        *y ^= *y >> 7;
-        *y ^= *y << 17;
-        *y
     }
 
     /// The token pass read byte by byte, from the start (the chunked candidate scan skipped).

@@ -211,15 +211,10 @@ mod find_tests {
         let mut y: u64 = 0x2545_F491_4F6C_DD1D;
         let alphabet = b"ab 09\"\\\n\x1f\x7f\x80\xff";
         for _ in 0..20_000 {
-            y ^= y << 13;
-            y ^= y >> 7;
-            y ^= y << 17;
-            let n = (y % 70) as usize;
+            let n = (crate::testing::xorshift(&mut y) % 70) as usize;
             let t: Vec<u8> = (0..n)
                 .map(|_| {
-                    y ^= y << 13;
-                    y ^= y >> 7;
-                    y ^= y << 17;
+                    let y = crate::testing::xorshift(&mut y);
                     // mostly letters, so the members are sparse
                     if y.is_multiple_of(5) {
                         alphabet[((y >> 8) % alphabet.len() as u64) as usize]
