@@ -71,6 +71,10 @@ ERRORS = [
     (re.compile(r"You can't see any such thing\.$"), "no_such_thing"),
 ]
 CLARIFY = re.compile(r"^\([^\n]*\)\n")
+# The Inform status line the later submissions' observations end with: a prompt, the room's
+# name and score/moves (`>   ...   -= Bedroom =-2/11`). Set aside before matching, so that the
+# same parser error is an error in every submission.
+STATUS_LINE = re.compile(r"\n+>[ \t]*-= [^\n]* =-\d+/\d+$")
 
 
 def is_git(raw: str) -> bool:
@@ -118,7 +122,7 @@ def read(raw: str, rel: str) -> str:
 
 
 def classify(obs: str) -> str | None:
-    body = CLARIFY.sub("", obs.strip())
+    body = STATUS_LINE.sub("", CLARIFY.sub("", obs.strip()))
     for rx, kind in ERRORS:
         if rx.fullmatch(body):
             return kind
