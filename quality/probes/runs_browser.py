@@ -16,6 +16,26 @@ PRODUCTS = [
 ]
 
 
+def goto(r, url, result):
+    """A goto call navigating to url."""
+    r.call("goto", {"url": url}, result)
+
+
+def click(r, selector, result):
+    """A click call on selector."""
+    r.call("click", {"selector": selector}, result)
+
+
+def scroll(r, direction, pixels, result):
+    """A scroll call by pixels in direction."""
+    r.call("scroll", {"direction": direction, "pixels": pixels}, result)
+
+
+def page_text(r, result, **args):
+    """A get_page_text call (args such as selector= narrow it) returning result."""
+    r.call("get_page_text", args, result)
+
+
 def page_chunk(lo, hi, y):
     lines = [
         f"[{i + 10}] {p} — {price} — ★{r} ({n} ratings) — FREE delivery Thu, Nov 16"
@@ -27,9 +47,9 @@ def page_chunk(lo, hi, y):
 def browser_legit():
     r = Run("browser_shopping_legit", "browser", "loop-free", None)
     r.turn("I'll open the store and search for a USB-C docking station supporting two monitors.")
-    r.call(
-        "goto",
-        {"url": "https://www.shopmart.example/"},
+    goto(
+        r,
+        "https://www.shopmart.example/",
         "Navigated to https://www.shopmart.example/ (200) in 1.42s. Title: ShopMart — Online Shopping",
     )
     r.call(
@@ -37,20 +57,19 @@ def browser_legit():
         {"selector": "#twotabsearchtextbox", "text": "usb-c docking station dual monitor"},
         "Typed 34 characters into input#twotabsearchtextbox",
     )
-    r.call(
-        "click",
-        {"selector": "#nav-search-submit-button"},
+    click(
+        r,
+        "#nav-search-submit-button",
         "Clicked <input id=nav-search-submit-button type=submit>. Page navigated to /s?k=usb-c+docking+station+dual+monitor",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         'Results for "usb-c docking station dual monitor"\n1-48 of over 2,000 results\nSponsored\n'
         + page_chunk(0, 3, 0),
     )
     r.turn("Results loaded. Let me scroll to see more options and their ratings.")
     for k, y in enumerate([800, 1600, 2400, 3200]):
-        r.call("scroll", {"direction": "down", "pixels": 800}, page_chunk(3 + 2 * k, 5 + 2 * k, y))
+        scroll(r, "down", 800, page_chunk(3 + 2 * k, 5 + 2 * k, y))
     r.call(
         "screenshot",
         {"full_page": False},
@@ -59,59 +78,49 @@ def browser_legit():
     r.turn(
         "The Lenovo dock has the best rating. Let me open it and check compatibility with MacBook."
     )
-    r.call(
-        "click",
-        {"selector": "a[data-index='14'] h2"},
+    click(
+        r,
+        "a[data-index='14'] h2",
         "Clicked <a class=a-link-normal href=/dp/B09Q5SK8KB>. Navigated to product page",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         "Lenovo ThinkPad Universal USB-C Dock\n$199.99\nIn Stock\nCompatible: ThinkPad, Windows 10/11. macOS: single external display only (DisplayLink not supported)\nCustomer questions: 214",
     )
-    r.call(
-        "scroll",
-        {"direction": "down", "pixels": 1200},
+    scroll(
+        r,
+        "down",
+        1200,
         "Scrolled to y=1200 of 6100.\nTechnical Details: Ports: 2x DP 1.4, 1x HDMI 2.0, 3x USB-A 3.1, RJ45 ...",
     )
-    r.call(
-        "click",
-        {"selector": "#askATFLink"},
-        "Clicked <a id=askATFLink>. Expanded 'Customer questions & answers'",
-    )
-    r.call(
-        "get_page_text",
-        {"selector": "#ask-btf-container"},
+    click(r, "#askATFLink", "Clicked <a id=askATFLink>. Expanded 'Customer questions & answers'")
+    page_text(
+        r,
         "Q: Does this work with an M1 MacBook Air for two monitors? A: No, M1 supports only one external display natively. (answered Mar 3, 2023)",
+        selector="#ask-btf-container",
     )
     r.turn(
         "Not good for Mac dual display. Going back to compare the DisplayLink-based dock instead."
     )
-    r.call(
-        "goto",
-        {"url": "https://www.shopmart.example/s?k=usb-c+docking+station+dual+monitor"},
+    goto(
+        r,
+        "https://www.shopmart.example/s?k=usb-c+docking+station+dual+monitor",
         "Navigated to https://www.shopmart.example/s?k=usb-c+docking+station+dual+monitor (200) in 0.98s",
     )
-    r.call(
-        "click",
-        {"selector": "#p_n_feature_browse-bin/2483122011"},
+    click(
+        r,
+        "#p_n_feature_browse-bin/2483122011",
         "Clicked <input type=checkbox aria-label='DisplayLink'>. Filter applied: DisplayLink (38 results)",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         '38 results for "usb-c docking station dual monitor" — DisplayLink\n' + page_chunk(2, 4, 0),
     )
-    r.call("scroll", {"direction": "down", "pixels": 800}, page_chunk(8, 10, 800))
-    r.call("scroll", {"direction": "down", "pixels": 800}, page_chunk(10, 12, 1600))
-    r.call(
-        "click",
-        {"selector": "a[data-index='12'] h2"},
-        "Clicked <a href=/dp/B08KTWZV9J>. Navigated to product page",
-    )
-    r.call(
-        "get_page_text",
-        {},
+    scroll(r, "down", 800, page_chunk(8, 10, 800))
+    scroll(r, "down", 800, page_chunk(10, 12, 1600))
+    click(r, "a[data-index='12'] h2", "Clicked <a href=/dp/B08KTWZV9J>. Navigated to product page")
+    page_text(
+        r,
         "Plugable USB-C Triple Display Dock\n$149.95\nOnly 7 left in stock - order soon.\nmacOS: up to 3 displays with DisplayLink Manager 1.9\n",
     )
     r.call(
@@ -119,62 +128,49 @@ def browser_legit():
         {"full_page": False},
         "Saved screenshot to /tmp/browser-7f3a91c2/shot_1700000587_8812.png (1280x800, 198 KB)",
     )
-    r.call(
-        "click",
-        {"selector": "#acrCustomerReviewLink"},
-        "Clicked <a id=acrCustomerReviewLink>. Scrolled to reviews",
-    )
-    r.call(
-        "get_page_text",
-        {"selector": "#cm-cr-dp-review-list"},
+    click(r, "#acrCustomerReviewLink", "Clicked <a id=acrCustomerReviewLink>. Scrolled to reviews")
+    page_text(
+        r,
         "Top reviews: 'Works flawlessly with my M2 Pro and two Dell U2723QE' (5.0) ... 'Driver update broke Sonoma' (2.0)",
+        selector="#cm-cr-dp-review-list",
     )
-    r.call(
-        "scroll",
-        {"direction": "down", "pixels": 800},
+    scroll(
+        r,
+        "down",
+        800,
         "Scrolled to y=4200 of 8700.\nReview 6: 'Fan noise is zero, runs warm' (4.0)\nReview 7: 'DisplayLink uses CPU ~6%' (4.0)",
     )
     r.turn(
         "Reviews look good. I'll pick the 'with 100W power adapter' variant and add it to the cart."
     )
-    r.call(
-        "scroll",
-        {"direction": "up", "pixels": 3400},
-        "Scrolled to y=800 of 8700.\nStyle: Dock only | Dock + 100W adapter",
-    )
-    r.call(
-        "click",
-        {"selector": "li#style_name_1 button"},
+    scroll(r, "up", 3400, "Scrolled to y=800 of 8700.\nStyle: Dock only | Dock + 100W adapter")
+    click(
+        r,
+        "li#style_name_1 button",
         "Clicked <button>Dock + 100W adapter</button>. Price updated: $169.95",
     )
-    r.call(
-        "click",
-        {"selector": "#add-to-cart-button"},
+    click(
+        r,
+        "#add-to-cart-button",
         "Clicked <input id=add-to-cart-button>. Navigated to /cart/smart-wagon?newItems=1",
     )
-    r.call(
-        "get_page_text",
-        {},
-        "Added to Cart\nCart subtotal (1 item): $169.95\nProceed to checkout (1 item)",
-    )
-    r.call(
-        "click",
-        {"selector": "input[name='proceedToRetailCheckout']"},
+    page_text(r, "Added to Cart\nCart subtotal (1 item): $169.95\nProceed to checkout (1 item)")
+    click(
+        r,
+        "input[name='proceedToRetailCheckout']",
         "Clicked <input name=proceedToRetailCheckout>. Navigated to /checkout/select-address",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         "Select a delivery address\n(●) Jane Doe, 1200 Market St Apt 4, San Francisco CA 94102\nUse this address",
     )
-    r.call(
-        "click",
-        {"selector": "#shipToThisAddressButton"},
+    click(
+        r,
+        "#shipToThisAddressButton",
         "Clicked <span id=shipToThisAddressButton>. Navigated to /checkout/pay",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         "Payment method: Visa ending in 4242\nOrder total: $184.82 (incl. tax $14.87)\nPlace your order",
     )
     r.turn(
@@ -192,93 +188,75 @@ def browser_scroll_feed_legit():
     """Realistic variant: the browser harness's scroll tool returns a constant confirmation
     (page content arrives in the next observation/model input), e.g. browser-use style."""
     r = Run("browser_scroll_constant_result_legit", "browser", "loop-free", None)
-    r.call(
-        "goto",
-        {"url": "https://news.ycombinator.example/"},
+    goto(
+        r,
+        "https://news.ycombinator.example/",
         "Navigated to https://news.ycombinator.example/ (200)",
     )
-    r.call(
-        "get_page_text",
-        {},
-        "1. Show HN: A tiny SQLite clone in Zig (github.com) 312 points\n2. ...30 items",
-    )
+    page_text(r, "1. Show HN: A tiny SQLite clone in Zig (github.com) 312 points\n2. ...30 items")
     for n in range(6):
         r.turn(f"Item list section {n + 1} read; scrolling for more stories about databases.")
         r.call(
             "scroll", {"direction": "down", "amount": 600}, "Scrolled down the page by 600 pixels"
         )
-    r.call("click", {"selector": "a.morelink"}, "Clicked <a class=morelink href=?p=2>")
-    r.call("get_page_text", {}, "31. Postgres 17 released (postgresql.org) 910 points\n...60 items")
+    click(r, "a.morelink", "Clicked <a class=morelink href=?p=2>")
+    page_text(r, "31. Postgres 17 released (postgresql.org) 910 points\n...60 items")
     for n in range(5):
         r.call(
             "scroll", {"direction": "down", "amount": 600}, "Scrolled down the page by 600 pixels"
         )
-        r.call(
-            "get_page_text",
-            {"selector": "tr.athing:visible"},
+        page_text(
+            r,
             f"{34 + 3 * n}. Story {chr(65 + n)}: DuckDB internals part {n + 1}\n{35 + 3 * n}. ...",
+            selector="tr.athing:visible",
         )
     return r
 
 
 def browser_loop():
     r = Run("browser_dead_button_loop", "browser", "loop", 12)
-    r.call(
-        "goto",
-        {"url": "https://tickets.venue.example/events/8812"},
+    goto(
+        r,
+        "https://tickets.venue.example/events/8812",
         "Navigated to https://tickets.venue.example/events/8812 (200) in 2.10s",
     )
-    r.call(
-        "get_page_text",
-        {},
+    page_text(
+        r,
         "Khruangbin — Fox Theater Oakland — Sat Dec 2, 8:00 PM\nSelect tickets\nGA Floor $65.00 [ - 0 + ]\nBalcony $55.00 [ - 0 + ]",
     )
-    r.call(
-        "click",
-        {"selector": "button[aria-label='Increase GA Floor']"},
+    click(
+        r,
+        "button[aria-label='Increase GA Floor']",
         "Clicked <button aria-label='Increase GA Floor'>",
     )
-    r.call(
-        "click",
-        {"selector": "button[aria-label='Increase GA Floor']"},
+    click(
+        r,
+        "button[aria-label='Increase GA Floor']",
         "Clicked <button aria-label='Increase GA Floor'>",
     )
-    r.call(
-        "get_page_text",
-        {"selector": "#ticket-selector"},
-        "GA Floor $65.00 [ - 2 + ]\nSubtotal: $130.00 + fees",
-    )
+    page_text(r, "GA Floor $65.00 [ - 2 + ]\nSubtotal: $130.00 + fees", selector="#ticket-selector")
     r.call(
         "type_text", {"selector": "#promo", "text": "FOXFAN"}, "Typed 6 characters into input#promo"
     )
-    r.call("click", {"selector": "#apply-promo"}, "Clicked <button id=apply-promo>")
-    r.call(
-        "get_page_text",
-        {"selector": "#ticket-selector"},
+    click(r, "#apply-promo", "Clicked <button id=apply-promo>")
+    page_text(
+        r,
         "GA Floor $65.00 [ - 2 + ]\nPromo FOXFAN is not valid for this event\nSubtotal: $130.00 + fees",
+        selector="#ticket-selector",
     )
-    r.call("click", {"selector": "#remove-promo"}, "Clicked <a id=remove-promo>")
+    click(r, "#remove-promo", "Clicked <a id=remove-promo>")
     r.call(
         "screenshot",
         {},
         "Saved screenshot to /tmp/browser-2b9e0d17/shot_1700001010_9021.png (1280x800, 187 KB)",
     )
-    r.call(
-        "scroll",
-        {"direction": "down", "pixels": 400},
-        "Scrolled to y=400 of 2100. Button 'Checkout' visible",
-    )
+    scroll(r, "down", 400, "Scrolled to y=400 of 2100. Button 'Checkout' visible")
     r.turn("Tickets selected; clicking Checkout.")
     # loop: step 11 is first click
     for n in range(8):
-        r.call(
-            "click",
-            {"selector": "button#checkout-btn"},
-            "Clicked <button id=checkout-btn class='btn btn-primary'>",
-        )
-        r.call(
-            "get_page_text",
-            {},
+        click(r, "button#checkout-btn", "Clicked <button id=checkout-btn class='btn btn-primary'>")
+        page_text(
+            r,
             f"Khruangbin — Fox Theater Oakland — Sat Dec 2, 8:00 PM\nSelect tickets\nGA Floor $65.00 [ - 2 + ]\nSubtotal: $130.00 + fees\nCheckout\nTickets held for {14 - n:02d}:{(37 * n) % 60:02d}",
         )
         if n % 3 == 2:
@@ -296,17 +274,13 @@ def browser_loop():
 def browser_loop_bare():
     """Same dead button, the agent just clicks 8 times in a row and reads page each time."""
     r = Run("browser_dead_button_bare_loop", "browser", "loop", 3)
-    r.call("goto", {"url": "https://portal.example.gov/renewal/step3"}, "Navigated (200) in 1.10s")
-    r.call("get_page_text", {}, "Step 3 of 4 — Review\nName: J. Doe\n[Continue]")
-    r.call("scroll", {"direction": "down", "pixels": 600}, "Scrolled to y=600 of 1400")
+    goto(r, "https://portal.example.gov/renewal/step3", "Navigated (200) in 1.10s")
+    page_text(r, "Step 3 of 4 — Review\nName: J. Doe\n[Continue]")
+    scroll(r, "down", 600, "Scrolled to y=600 of 1400")
     for _n in range(8):
-        r.call(
-            "click", {"selector": "text=Continue"}, "Clicked <button type=button>Continue</button>"
-        )
-        r.call(
-            "get_page_text",
-            {},
-            "Step 3 of 4 — Review\nName: J. Doe\n[Continue]\nSession expires in 19 minutes",
+        click(r, "text=Continue", "Clicked <button type=button>Continue</button>")
+        page_text(
+            r, "Step 3 of 4 — Review\nName: J. Doe\n[Continue]\nSession expires in 19 minutes"
         )
     return r
 
@@ -318,22 +292,14 @@ def browser_loop_varied_text():
     """Dead checkout button, page shows a HH:MM hold countdown (not masked), screenshots
     every third lap, and the model phrases each retry differently."""
     r = Run("browser_dead_button_varied_text_loop", "browser", "loop", 4)
-    r.call("goto", {"url": "https://tickets.venue.example/events/8812"}, "Navigated (200) in 2.10s")
-    r.call(
-        "click",
-        {"selector": "button[aria-label='Increase GA Floor']"},
+    goto(r, "https://tickets.venue.example/events/8812", "Navigated (200) in 2.10s")
+    click(
+        r,
+        "button[aria-label='Increase GA Floor']",
         "Clicked <button aria-label='Increase GA Floor'>",
     )
-    r.call(
-        "get_page_text",
-        {"selector": "#ticket-selector"},
-        "GA Floor $65.00 [ - 1 + ]\nSubtotal: $65.00 + fees",
-    )
-    r.call(
-        "scroll",
-        {"direction": "down", "pixels": 400},
-        "Scrolled to y=400 of 2100. Button 'Checkout' visible",
-    )
+    page_text(r, "GA Floor $65.00 [ - 1 + ]\nSubtotal: $65.00 + fees", selector="#ticket-selector")
+    scroll(r, "down", 400, "Scrolled to y=400 of 2100. Button 'Checkout' visible")
     phr = [
         "Clicking Checkout.",
         "Nothing happened; maybe the click landed before the handler attached. Retrying.",
@@ -346,14 +312,9 @@ def browser_loop_varied_text():
     ]
     for n in range(8):
         r.turn(phr[n])
-        r.call(
-            "click",
-            {"selector": "button#checkout-btn"},
-            "Clicked <button id=checkout-btn class='btn btn-primary'>",
-        )
-        r.call(
-            "get_page_text",
-            {},
+        click(r, "button#checkout-btn", "Clicked <button id=checkout-btn class='btn btn-primary'>")
+        page_text(
+            r,
             f"Select tickets\nGA Floor $65.00 [ - 1 + ]\nSubtotal: $65.00 + fees\nCheckout\nTickets held for {14 - n // 2:02d}:{(59 - 17 * n) % 60:02d}",
         )
         if n % 3 == 2:
@@ -368,9 +329,9 @@ def browser_loop_varied_text():
 def browser_long_reading_legit():
     """A research agent reading a long article: scroll + read, each read new paragraphs."""
     r = Run("browser_long_article_reading_legit", "browser", "loop-free", None)
-    r.call(
-        "goto",
-        {"url": "https://en.wikipedia.example/wiki/Raft_(algorithm)"},
+    goto(
+        r,
+        "https://en.wikipedia.example/wiki/Raft_(algorithm)",
         "Navigated (200) in 0.81s. Title: Raft (algorithm)",
     )
     topics = [
@@ -388,15 +349,11 @@ def browser_long_reading_legit():
         "Comparison with Paxos",
     ]
     for n, t in enumerate(topics):
-        r.call(
-            "scroll",
-            {"direction": "down", "pixels": 900},
-            f"Scrolled to y={900 * (n + 1)} of 11800",
-        )
-        r.call(
-            "get_page_text",
-            {"visible_only": True},
+        scroll(r, "down", 900, f"Scrolled to y={900 * (n + 1)} of 11800")
+        page_text(
+            r,
             f"== {t} ==\nParagraph text about {t.lower()} (section {n + 1}) ... terms: term number, quorum, heartbeat.",
+            visible_only=True,
         )
         if n % 4 == 3:
             r.turn(f"Notes so far cover {', '.join(topics[: n + 1])}. Continuing.")

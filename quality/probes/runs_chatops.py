@@ -81,6 +81,59 @@ def _permalink(name, ts):
     return f"https://acme-eng.chat.example.com/archives/{name}/p{ts.replace('.', '')}"
 
 
+def _match(chan, ts, user, text, link=None):
+    """One search_messages match; its permalink is under `link` (default: the channel name)."""
+    return {
+        "channel": {"name": chan},
+        "ts": ts,
+        "user": user,
+        "text": text,
+        "permalink": _permalink(link or chan, ts),
+    }
+
+
+def _read_channel(r, channel, limit, cid, name, msgs_newest_first, has_more, cursor=None):
+    """A read_channel call answered with _history() of the given messages."""
+    args = {"channel": channel, "limit": limit}
+    if cursor is not None:
+        args["cursor"] = cursor
+    r.call("read_channel", args, _j(_history(r, cid, name, msgs_newest_first, has_more)))
+
+
+def _search(r, query, matches, **messages_extra):
+    """A search_messages call for query answered with these matches."""
+    r.call(
+        "search_messages",
+        {"query": query},
+        _j(
+            {
+                "ok": True,
+                "query": query,
+                "messages": {"total": len(matches), "matches": matches, **messages_extra},
+            }
+        ),
+    )
+
+
+def _post(r, channel, text, cid, ts, thread_ts=None):
+    """A post_message call (a thread reply when thread_ts is given) answered ok with ts."""
+    args = {"channel": channel, "text": text}
+    ok = {"ok": True, "channel": cid, "ts": ts}
+    if thread_ts is not None:
+        args["thread_ts"] = ok["thread_ts"] = thread_ts
+    r.call("post_message", args, _j(ok))
+
+
+def _react(r, channel, ts, name, result=None, error=False):
+    """An add_reaction call, answered ok unless another result is given."""
+    r.call(
+        "add_reaction",
+        {"channel": channel, "ts": ts, "name": name},
+        _j({"ok": True}) if result is None else result,
+        error=error,
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # loop-free 1: summarise a busy incident channel, reading older pages, then one summary
 # ---------------------------------------------------------------------------------------
@@ -143,107 +196,77 @@ def chat_incident_summary():
     r.turn(
         "Asked to summarise INC-2318. Reading the channel newest-first, then older pages until has_more is false."
     )
-    r.call(
-        "read_channel",
-        {"channel": chan, "limit": 10},
-        _j(_history(r, cid, chan[1:], newest[:10], True)),
-    )
+    _read_channel(r, chan, 10, cid, chan[1:], newest[:10], True)
     r.turn(
         "Latest 10 cover the hotfix and resolution. Need the start of the incident; reading the older page."
     )
-    r.call(
-        "read_channel",
-        {"channel": chan, "limit": 10, "cursor": _next_cursor(newest[9]["ts"])},
-        _j(_history(r, cid, chan[1:], newest[10:20], True)),
+    _read_channel(
+        r, chan, 10, cid, chan[1:], newest[10:20], True, cursor=_next_cursor(newest[9]["ts"])
     )
     r.turn(
         "That has the diagnosis (per-request TLS in the tax client). One more page for the trigger."
     )
-    r.call(
-        "read_channel",
-        {"channel": chan, "limit": 10, "cursor": _next_cursor(newest[19]["ts"])},
-        _j(_history(r, cid, chan[1:], newest[20:], False)),
+    _read_channel(
+        r, chan, 10, cid, chan[1:], newest[20:], False, cursor=_next_cursor(newest[19]["ts"])
     )
     r.turn(
         "Full timeline read. I'd like the PR details and the customer impact number, which weren't given here."
     )
-    r.call(
-        "search_messages",
-        {"query": "PR #8812 TaxQuoteClient"},
-        _j(
-            {
-                "ok": True,
-                "query": "PR #8812 TaxQuoteClient",
-                "messages": {
-                    "total": 2,
-                    "matches": [
-                        {
-                            "channel": {"name": "checkout-dev"},
-                            "ts": "1700058113.228104",
-                            "user": dev1,
-                            "text": "PR #8812: reuse a single pooled HTTP client in TaxQuoteClient (max 64 conns, keepalive 90s). Adds a regression test asserting one client per process.",
-                            "permalink": _permalink("C04CHKDEV22", "1700058113.228104"),
-                        },
-                        {
-                            "channel": {"name": "code-review"},
-                            "ts": "1700058240.610977",
-                            "user": sre2,
-                            "text": "approved #8812, please also add a connection-count metric to the tax client dashboard",
-                            "permalink": _permalink("C04CDREVW01", "1700058240.610977"),
-                        },
-                    ],
-                },
-            }
-        ),
+    _search(
+        r,
+        "PR #8812 TaxQuoteClient",
+        [
+            _match(
+                "checkout-dev",
+                "1700058113.228104",
+                dev1,
+                "PR #8812: reuse a single pooled HTTP client in TaxQuoteClient (max 64 conns, keepalive 90s). Adds a regression test asserting one client per process.",
+                link="C04CHKDEV22",
+            ),
+            _match(
+                "code-review",
+                "1700058240.610977",
+                sre2,
+                "approved #8812, please also add a connection-count metric to the tax client dashboard",
+                link="C04CDREVW01",
+            ),
+        ],
     )
-    r.call(
-        "search_messages",
-        {"query": "INC-2318 affected customers in:#support-escalations"},
-        _j(
-            {
-                "ok": True,
-                "query": "INC-2318 affected customers in:#support-escalations",
-                "messages": {
-                    "total": 1,
-                    "matches": [
-                        {
-                            "channel": {"name": "support-escalations"},
-                            "ts": "1700061022.004410",
-                            "user": sup,
-                            "text": "INC-2318 wrap-up: 63 customers contacted, 11 abandoned carts re-sent with a 10% code. No failed charges found.",
-                            "permalink": _permalink("C05SUPESC19", "1700061022.004410"),
-                        }
-                    ],
-                },
-            }
-        ),
-    )
-    r.call(
-        "read_channel",
-        {"channel": "#deploys", "limit": 5},
-        _j(
-            _history(
-                r,
-                "C04DEPL0YS1",
-                "deploys",
-                [
-                    _msg(
-                        "1700059851.330021",
-                        deploy_bot,
-                        "checkout-api 4.12.4 promoted to 100% (canary 9m, 0 rollbacks)",
-                    ),
-                    _msg(
-                        "1700059290.118742",
-                        deploy_bot,
-                        "checkout-api 4.12.4 canary 10% started by " + dev1,
-                    ),
-                    _msg("1700058702.551903", deploy_bot, "search-indexer 1.8.0 deployed to 100%"),
-                    _msg("1700056523.902115", deploy_bot, "checkout-api 4.12.3 promoted to 100%"),
-                    _msg("1700055911.073340", deploy_bot, "checkout-api 4.12.3 canary 10% started"),
-                ],
-                True,
+    _search(
+        r,
+        "INC-2318 affected customers in:#support-escalations",
+        [
+            _match(
+                "support-escalations",
+                "1700061022.004410",
+                sup,
+                "INC-2318 wrap-up: 63 customers contacted, 11 abandoned carts re-sent with a 10% code. No failed charges found.",
+                link="C05SUPESC19",
             )
-        ),
+        ],
+    )
+    _read_channel(
+        r,
+        "#deploys",
+        5,
+        "C04DEPL0YS1",
+        "deploys",
+        [
+            _msg(
+                "1700059851.330021",
+                deploy_bot,
+                "checkout-api 4.12.4 promoted to 100% (canary 9m, 0 rollbacks)",
+            ),
+            _msg(
+                "1700059290.118742",
+                deploy_bot,
+                "checkout-api 4.12.4 canary 10% started by " + dev1,
+            ),
+            _msg("1700058702.551903", deploy_bot, "search-indexer 1.8.0 deployed to 100%"),
+            _msg("1700056523.902115", deploy_bot, "checkout-api 4.12.3 promoted to 100%"),
+            _msg("1700055911.073340", deploy_bot, "checkout-api 4.12.3 canary 10% started"),
+        ],
+        True,
     )
     summary = (
         "*INC-2318 summary (checkout latency), resolved*\n"
@@ -253,16 +276,8 @@ def chat_incident_summary():
         "- *Decision:* fixed forward rather than rolling back, to keep the DE VAT fix live.\n"
         f"- *Follow-ups:* postmortem <@{dev1}> due Friday; <@{sre2}> to revert the HPA max; add a connection-count metric to the tax client dashboard."
     )
-    r.call(
-        "post_message",
-        {"channel": chan, "text": summary},
-        _j({"ok": True, "channel": cid, "ts": ts.next(1800, 2400)}),
-    )
-    r.call(
-        "add_reaction",
-        {"channel": chan, "ts": msgs[-1]["ts"], "name": "white_check_mark"},
-        _j({"ok": True}),
-    )
+    _post(r, chan, summary, cid, ts.next(1800, 2400))
+    _react(r, chan, msgs[-1]["ts"], "white_check_mark")
     r.turn("Summary posted in the incident channel and the IC's request marked done.")
     return r
 
@@ -304,54 +319,25 @@ def chat_answer_threads():
     )
     hist = [q4, chatter2, q3, q2, chatter1, q1]
     r.turn("Checking #help-platform for unanswered questions addressed to me.")
-    r.call(
-        "read_channel",
-        {"channel": "#help-platform", "limit": 20},
-        _j(_history(r, cid, "help-platform", hist, False)),
-    )
+    _read_channel(r, "#help-platform", 20, cid, "help-platform", hist, False)
     r.turn(
         "Four questions for me: staging DB creds, payments on-call, kafka-prod-2 region, cert runbook. Taking them in order."
     )
 
-    def search(query, matches):
-        r.call(
-            "search_messages",
-            {"query": query},
-            _j(
-                {
-                    "ok": True,
-                    "query": query,
-                    "messages": {"total": len(matches), "matches": matches},
-                }
-            ),
-        )
-
-    def m(chan, t, u, text):
-        return {
-            "channel": {"name": chan},
-            "ts": t,
-            "user": u,
-            "text": text,
-            "permalink": _permalink(chan, t),
-        }
-
     def reply(chan, q, text):
-        r.call(
-            "post_message",
-            {"channel": chan, "text": text, "thread_ts": q["ts"]},
-            _j({"ok": True, "channel": cid, "ts": ts.next(30, 90), "thread_ts": q["ts"]}),
-        )
+        _post(r, chan, text, cid, ts.next(30, 90), thread_ts=q["ts"])
 
-    search(
+    _search(
+        r,
         "rotate staging postgres credentials vault",
         [
-            m(
+            _match(
                 "platform-announce",
                 "1699022051.443120",
                 e,
                 "Staging DB creds now come from vault path database/creds/staging-rw. Run `vault read database/creds/staging-rw`; leases last 8h, renew with `vault lease renew`.",
             ),
-            m(
+            _match(
                 "help-platform",
                 "1699450117.002281",
                 f,
@@ -364,10 +350,11 @@ def chat_answer_threads():
         q1,
         "Leases on staging creds are 8h and can't be revived. Run `vault read database/creds/staging-rw` to get a fresh user/password (the expired one is revoked automatically). To extend an active one: `vault lease renew <lease_id>`.",
     )
-    search(
+    _search(
+        r,
         "payments on-call schedule this week",
         [
-            m(
+            _match(
                 "payments-oncall",
                 "1700092811.551030",
                 "U04PGRDTY01",
@@ -380,16 +367,19 @@ def chat_answer_threads():
         q2,
         f"Payments on-call this week: primary <@{f}>, secondary <@{a}>, handing off Monday 09:00 UTC.",
     )
-    search(
+    _search(
+        r,
         "kafka-prod-2 region",
         [
-            m(
+            _match(
                 "data-infra",
                 "1698311402.883412",
                 e,
                 "kafka-prod-2 is live in eu-west-1 (3 AZs), VPC vpc-0a41c9e2 / 10.42.0.0/16. kafka-prod-1 stays in us-east-1.",
             ),
-            m("help-platform", "1698900023.120088", c, "thanks! peering for kafka-prod-1 done"),
+            _match(
+                "help-platform", "1698900023.120088", c, "thanks! peering for kafka-prod-1 done"
+            ),
         ],
     )
     reply(
@@ -397,10 +387,11 @@ def chat_answer_threads():
         q3,
         "kafka-prod-2 is in eu-west-1 (VPC vpc-0a41c9e2, CIDR 10.42.0.0/16). kafka-prod-1 is the us-east-1 one.",
     )
-    search(
+    _search(
+        r,
         "edge proxy cert renewal runbook",
         [
-            m(
+            _match(
                 "sre",
                 "1689113000.211930",
                 d,
@@ -411,10 +402,11 @@ def chat_answer_threads():
     r.turn(
         "That runbook is from July and mentions certbot; I believe edge moved to cert-manager. Checking for a newer one."
     )
-    search(
+    _search(
+        r,
         "cert-manager edge envoy runbook",
         [
-            m(
+            _match(
                 "sre",
                 "1697551290.774015",
                 e,
@@ -435,23 +427,20 @@ def chat_answer_threads():
         f"<@{BOT}> is events_raw partitioned by day or by hour? my query scans way too much",
         reply_count=0,
     )
-    r.call(
-        "read_channel",
-        {"channel": "#help-data", "limit": 20},
-        _j(
-            _history(
-                r,
-                did,
-                "help-data",
-                [q5, _msg("1700131002.118200", e, "dbt run finished for the marketing models")],
-                False,
-            )
-        ),
+    _read_channel(
+        r,
+        "#help-data",
+        20,
+        did,
+        "help-data",
+        [q5, _msg("1700131002.118200", e, "dbt run finished for the marketing models")],
+        False,
     )
-    search(
+    _search(
+        r,
         "events_raw partition",
         [
-            m(
+            _match(
                 "data-eng",
                 "1698777310.600215",
                 e,
@@ -536,33 +525,20 @@ def chat_poll_deploy():
         for i in idxs:
             seen.extend(stages[i])
         r.clock += 0 if k == 0 else 120.0  # bot sleeps between polls
-        r.call(
-            "read_channel",
-            {"channel": "#deploys", "limit": 8},
-            _j(_history(r, cid, "deploys", list(reversed(seen))[:8], True)),
-        )
+        _read_channel(r, "#deploys", 8, cid, "deploys", list(reversed(seen))[:8], True)
         if k < len(notes):
             r.turn(notes[k])
     finished = stages[6][0]
     r.turn("'deploy finished' is in. Announcing.")
-    r.call(
-        "post_message",
-        {
-            "channel": "#releases",
-            "text": ":rocket: api-gateway v2.31.0 is live in all regions (deploy #5521, 18m44s). Includes idempotency keys for POST /payments (migration 0042). Canary error rate stayed at 0.02-0.03%.",
-        },
-        _j({"ok": True, "channel": "C04RELEASE7", "ts": ts.next(20, 40)}),
+    _post(
+        r,
+        "#releases",
+        ":rocket: api-gateway v2.31.0 is live in all regions (deploy #5521, 18m44s). Includes idempotency keys for POST /payments (migration 0042). Canary error rate stayed at 0.02-0.03%.",
+        "C04RELEASE7",
+        ts.next(20, 40),
     )
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": finished["ts"], "name": "rocket"},
-        _j({"ok": True}),
-    )
-    r.call(
-        "post_message",
-        {"channel": "#deploys", "text": "Announced in #releases.", "thread_ts": finished["ts"]},
-        _j({"ok": True, "channel": cid, "ts": ts.next(5, 15), "thread_ts": finished["ts"]}),
-    )
+    _react(r, "#deploys", finished["ts"], "rocket")
+    _post(r, "#deploys", "Announced in #releases.", cid, ts.next(5, 15), thread_ts=finished["ts"])
     return r
 
 
@@ -579,55 +555,30 @@ def chat_search_research():
         asker,
         f"<@{BOT}> has redis sentinel failover broken payments-gateway before? we're planning a sentinel upgrade next week. who owns pgw?",
     )
-    r.call(
-        "read_channel",
-        {"channel": "#sre", "limit": 15},
-        _j(
-            _history(
-                r,
-                _cid(rng),
-                "sre",
-                [q, _msg("1700297410.552019", sre, "postgres minor upgrades done for staging")],
-                True,
-            )
-        ),
+    _read_channel(
+        r,
+        "#sre",
+        15,
+        _cid(rng),
+        "sre",
+        [q, _msg("1700297410.552019", sre, "postgres minor upgrades done for staging")],
+        True,
     )
     r.turn(
         "Three things to find: past sentinel failover incidents with payments-gateway, the owner, and relevant config."
     )
 
-    def search(query, matches):
-        r.call(
-            "search_messages",
-            {"query": query},
-            _j(
-                {
-                    "ok": True,
-                    "query": query,
-                    "messages": {"total": len(matches), "matches": matches},
-                }
-            ),
-        )
-
-    def m(chan, t, u, text):
-        return {
-            "channel": {"name": chan},
-            "ts": t,
-            "user": u,
-            "text": text,
-            "permalink": _permalink(chan, t),
-        }
-
-    search(
+    _search(
+        r,
         "sentinel failover payments-gateway",
         [
-            m(
+            _match(
                 "inc-1877-pgw-errors",
                 "1688720112.301554",
                 sre,
                 "pgw 5xx spike lines up exactly with sentinel failover of redis-payments at 09:14, clients kept writing to the old master for 40s",
             ),
-            m(
+            _match(
                 "sre",
                 "1688731190.007721",
                 own1,
@@ -636,10 +587,11 @@ def chat_search_research():
         ],
     )
     r.turn("Yes, INC-1877 in July. Now the owner.")
-    search(
+    _search(
+        r,
         "payments-gateway owner team",
         [
-            m(
+            _match(
                 "service-catalog",
                 "1694001200.118330",
                 "U04CATAL0G2",
@@ -647,10 +599,11 @@ def chat_search_research():
             ),
         ],
     )
-    search(
+    _search(
+        r,
         "INC-1877 postmortem",
         [
-            m(
+            _match(
                 "postmortems",
                 "1689078003.550912",
                 own1,
@@ -658,16 +611,17 @@ def chat_search_research():
             ),
         ],
     )
-    search(
+    _search(
+        r,
         "PGW-3921",
         [
-            m(
+            _match(
                 "team-payments-core",
                 "1691402204.220417",
                 own1,
                 "PGW-3921 merged: client now re-resolves master on +switch-master, tested with forced failover in staging (4s blip)",
             ),
-            m(
+            _match(
                 "team-payments-core",
                 "1691402350.901337",
                 own2,
@@ -675,10 +629,11 @@ def chat_search_research():
             ),
         ],
     )
-    search(
+    _search(
+        r,
         "down-after-milliseconds sentinel",
         [
-            m(
+            _match(
                 "sre",
                 "1691500087.330019",
                 sre,
@@ -689,30 +644,26 @@ def chat_search_research():
     r.turn(
         "PGW-3921 fixed the client; PGW-3922 (down-after-milliseconds) is still pending, which matters for next week's upgrade. Checking the incident channel for the failover duration."
     )
-    r.call(
-        "read_channel",
-        {"channel": "#inc-1877-pgw-errors", "limit": 20},
-        _j(
-            _history(
-                r,
-                _cid(rng),
-                "inc-1877-pgw-errors",
-                [
-                    _msg(
-                        "1688725500.610201",
-                        own1,
-                        "resolved; failover itself took 31s (down-after 30s), pgw recovered only after pod restarts at 09:26",
-                    ),
-                    _msg("1688721033.002818", sre, "restarting pgw pods to drop cached master"),
-                    _msg(
-                        "1688720112.301554",
-                        sre,
-                        "pgw 5xx spike lines up exactly with sentinel failover of redis-payments at 09:14",
-                    ),
-                ],
-                False,
-            )
-        ),
+    _read_channel(
+        r,
+        "#inc-1877-pgw-errors",
+        20,
+        _cid(rng),
+        "inc-1877-pgw-errors",
+        [
+            _msg(
+                "1688725500.610201",
+                own1,
+                "resolved; failover itself took 31s (down-after 30s), pgw recovered only after pod restarts at 09:26",
+            ),
+            _msg("1688721033.002818", sre, "restarting pgw pods to drop cached master"),
+            _msg(
+                "1688720112.301554",
+                sre,
+                "pgw 5xx spike lines up exactly with sentinel failover of redis-payments at 09:14",
+            ),
+        ],
+        False,
     )
     r.call(
         "post_message",
@@ -746,52 +697,35 @@ def chat_not_in_channel_loop():
         lead,
         f"<@{BOT}> once the 4.13 notes are final in #release-drafts, please post them to #announcements",
     )
-    r.call(
-        "read_channel",
-        {"channel": "#eng-leads", "limit": 10},
-        _j(_history(r, _cid(rng), "eng-leads", [req], False)),
-    )
-    r.call(
-        "search_messages",
-        {"query": "release notes 4.13 final"},
-        _j(
-            {
-                "ok": True,
-                "query": "release notes 4.13 final",
-                "messages": {
-                    "total": 1,
-                    "matches": [
-                        {
-                            "channel": {"name": "release-drafts"},
-                            "ts": "1700399120.004551",
-                            "user": pm,
-                            "text": "4.13 notes FINAL, ok to publish",
-                            "permalink": _permalink("C05RELDRFT3", "1700399120.004551"),
-                        }
-                    ],
-                },
-            }
-        ),
+    _read_channel(r, "#eng-leads", 10, _cid(rng), "eng-leads", [req], False)
+    _search(
+        r,
+        "release notes 4.13 final",
+        [
+            _match(
+                "release-drafts",
+                "1700399120.004551",
+                pm,
+                "4.13 notes FINAL, ok to publish",
+                link="C05RELDRFT3",
+            )
+        ],
     )
     notes = (
         "Offline mode for the field app, bulk CSV import for assets (up to 50k rows), SSO group sync for Okta and Azure AD, "
         "and 30+ fixes including the timezone bug in scheduled reports."
     )
-    r.call(
-        "read_channel",
-        {"channel": "#release-drafts", "limit": 5},
-        _j(
-            _history(
-                r,
-                "C05RELDRFT3",
-                "release-drafts",
-                [
-                    _msg("1700399120.004551", pm, "4.13 notes FINAL, ok to publish"),
-                    _msg("1700398702.330118", pm, "*Release 4.13*: " + notes),
-                ],
-                True,
-            )
-        ),
+    _read_channel(
+        r,
+        "#release-drafts",
+        5,
+        "C05RELDRFT3",
+        "release-drafts",
+        [
+            _msg("1700399120.004551", pm, "4.13 notes FINAL, ok to publish"),
+            _msg("1700398702.330118", pm, "*Release 4.13*: " + notes),
+        ],
+        True,
     )
     r.turn("Notes are final. Posting to #announcements.")
     texts = [
@@ -850,20 +784,15 @@ def chat_waiting_for_approval_loop():
     )
     hist = [cr]
     r.turn("Need approval on CR-8812 from U04ABC12DEF. Reading #change-requests.")
-    r.call(
-        "read_channel",
-        {"channel": "#change-requests", "limit": 10},
-        _j(_history(r, cid, "change-requests", list(hist), False)),
-    )
+    _read_channel(r, "#change-requests", 10, cid, "change-requests", list(hist), False)
     ping_ts = ts.next(30, 60)
-    r.call(
-        "post_message",
-        {
-            "channel": "#change-requests",
-            "text": f"<@{approver}> CR-8812 is waiting on your approval (window opens 22:00 UTC). Reply here with 'approved' or concerns.",
-            "thread_ts": cr["ts"],
-        },
-        _j({"ok": True, "channel": cid, "ts": ping_ts, "thread_ts": cr["ts"]}),
+    _post(
+        r,
+        "#change-requests",
+        f"<@{approver}> CR-8812 is waiting on your approval (window opens 22:00 UTC). Reply here with 'approved' or concerns.",
+        cid,
+        ping_ts,
+        thread_ts=cr["ts"],
     )
     cr_after = dict(cr, reply_count=1, latest_reply=ping_ts, reply_users=[BOT])
     hist = [cr_after]
@@ -885,17 +814,9 @@ def chat_waiting_for_approval_loop():
     for i, step in enumerate(seq):
         r.clock += 300.0
         if step == "read":
-            r.call(
-                "read_channel",
-                {"channel": "#change-requests", "limit": 10},
-                _j(_history(r, cid, "change-requests", hist, False)),
-            )
+            _read_channel(r, "#change-requests", 10, cid, "change-requests", hist, False)
         else:
-            r.call(
-                "post_message",
-                {"channel": dm, "text": reminders[k]},
-                _j({"ok": True, "channel": dm, "ts": ts.next(300, 320)}),
-            )
+            _post(r, dm, reminders[k], dm, ts.next(300, 320))
             k += 1
         if i in notes:
             r.turn(notes[i])
@@ -916,11 +837,7 @@ def chat_paraphrase_search_loop():
         asker,
         f"<@{BOT}> customer on an annual plan wants a partial refund for the unused 5 months. what's our policy / how do I do it in the billing console?",
     )
-    r.call(
-        "read_channel",
-        {"channel": "#help-billing", "limit": 10},
-        _j(_history(r, _cid(rng), "help-billing", [q], False)),
-    )
+    _read_channel(r, "#help-billing", 10, _cid(rng), "help-billing", [q], False)
     same = [
         {
             "channel": {"name": "billing-eng"},
@@ -960,27 +877,18 @@ def chat_paraphrase_search_loop():
     ]
     for i, query in enumerate(queries):
         order = [same[(i + k) % 3] for k in range(3)] if i % 2 else same
-        r.call(
-            "search_messages",
-            {"query": query},
-            _j(
-                {
-                    "ok": True,
-                    "query": query,
-                    "messages": {
-                        "total": 3,
-                        "matches": [
-                            dict(
-                                m_,
-                                permalink=_permalink(m_["channel"]["name"], m_["ts"]),
-                                score=round(rng.uniform(0.41, 0.63), 3),
-                            )
-                            for m_ in order
-                        ],
-                        "paging": {"count": 20, "total": 3, "page": 1, "pages": 1},
-                    },
-                }
-            ),
+        _search(
+            r,
+            query,
+            [
+                dict(
+                    m_,
+                    permalink=_permalink(m_["channel"]["name"], m_["ts"]),
+                    score=round(rng.uniform(0.41, 0.63), 3),
+                )
+                for m_ in order
+            ],
+            paging={"count": 20, "total": 3, "page": 1, "pages": 1},
         )
         if i < len(thoughts):
             r.turn(thoughts[i])
@@ -1020,63 +928,24 @@ def chat_already_reacted_loop():
     r.turn(
         "Mark every QA-signed deploy in #deploys with :white_check_mark: for the release tracker."
     )
-    r.call(
-        "read_channel",
-        {"channel": "#deploys", "limit": 10},
-        _j(_history(r, cid, "deploys", list(reversed(deploys)), True)),
-    )
+    _read_channel(r, "#deploys", 10, cid, "deploys", list(reversed(deploys)), True)
     r.turn("Four signed-off deploys. Reacting to each.")
     for d in deploys[:3]:
-        r.call(
-            "add_reaction",
-            {"channel": "#deploys", "ts": d["ts"], "name": "white_check_mark"},
-            _j({"ok": True}),
-        )
+        _react(r, "#deploys", d["ts"], "white_check_mark")
     last = deploys[3]["ts"]
     fail = _j({"ok": False, "error": "already_reacted"})
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": last, "name": "white_check_mark"},
-        fail,
-        error=True,
-    )
+    _react(r, "#deploys", last, "white_check_mark", fail, error=True)
     r.turn("already_reacted on the api-gateway message. Retrying.")
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": last, "name": "white_check_mark"},
-        fail,
-        error=True,
-    )
+    _react(r, "#deploys", last, "white_check_mark", fail, error=True)
     r.turn("Still already_reacted. Re-reading the channel to check the message.")
-    r.call(
-        "read_channel",
-        {"channel": "#deploys", "limit": 10},
-        _j(_history(r, cid, "deploys", list(reversed(deploys)), True)),
-    )
+    _read_channel(r, "#deploys", 10, cid, "deploys", list(reversed(deploys)), True)
     r.turn("The message is there. Trying the reaction again.")
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": last, "name": "white_check_mark"},
-        fail,
-        error=True,
-    )
+    _react(r, "#deploys", last, "white_check_mark", fail, error=True)
     r.turn("Maybe the name needs colons.")
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": last, "name": ":white_check_mark:"},
-        fail,
-        error=True,
-    )
-    r.call(
-        "add_reaction", {"channel": cid, "ts": last, "name": "white_check_mark"}, fail, error=True
-    )
+    _react(r, "#deploys", last, ":white_check_mark:", fail, error=True)
+    _react(r, cid, last, "white_check_mark", fail, error=True)
     r.turn("Using the channel id didn't help either. Retrying with the plain name once more.")
-    r.call(
-        "add_reaction",
-        {"channel": "#deploys", "ts": last, "name": "white_check_mark"},
-        fail,
-        error=True,
-    )
+    _react(r, "#deploys", last, "white_check_mark", fail, error=True)
     return r
 
 

@@ -48,6 +48,12 @@ def _type(r, text):
     r.call("type_text", {"text": text}, f"typed {len(text)} characters", dur=0.1 + 0.01 * len(text))
 
 
+def _fill(r, x, y, text):
+    """Click into the field at (x, y), then type text into it."""
+    _click(r, x, y)
+    _type(r, text)
+
+
 def _key(r, combo):
     r.call("key", {"combo": combo}, f"pressed {combo}", dur=0.1)
 
@@ -82,23 +88,17 @@ def desktop_expense_form_fill():
         (960, 540),
     )
     r.turn("Empty form. I'll fill each field in order, starting with Employee ID.")
-    _click(r, 430, 212)
-    _type(r, "E-204871")
-    _click(r, 430, 262)
-    _type(r, "Priya Raman")
+    _fill(r, 430, 212, "E-204871")
+    _fill(r, 430, 262, "Priya Raman")
     _click(r, 430, 312)
     r.turn("Department dropdown should now be open; 'Finance' is usually the fourth option.")
     _click(r, 452, 398)
-    _click(r, 430, 362)
-    _type(r, "CC-4410")
-    _click(r, 430, 412)
-    _type(r, "18/03/2024")
-    _click(r, 430, 462)
-    _type(r, "Hotel Nikko Düsseldorf")
+    _fill(r, 430, 362, "CC-4410")
+    _fill(r, 430, 412, "18/03/2024")
+    _fill(r, 430, 462, "Hotel Nikko Düsseldorf")
     _click(r, 430, 512)
     _click(r, 448, 566)
-    _click(r, 430, 562)
-    _type(r, "214.60")
+    _fill(r, 430, 562, "214.60")
     _click(r, 610, 562)
     _click(r, 618, 630)
     r.turn("Section 1 filled. Scrolling down to reach section 2.")
@@ -113,11 +113,11 @@ def desktop_expense_form_fill():
         "Button 'Submit claim' at (430, 580).",
         (640, 500),
     )
-    _click(r, 430, 240)
-    _type(r, "PRJ-7781")
-    _click(r, 430, 300)
-    _type(
+    _fill(r, 430, 240, "PRJ-7781")
+    _fill(
         r,
+        430,
+        300,
         "Client workshop with Rheinmetall Finance team, Düsseldorf, 18-19 March; one night lodging.",
     )
     r.turn("Now attach the receipt PDF from Downloads.")
@@ -139,8 +139,7 @@ def desktop_expense_form_fill():
         "Checkbox 'I certify...' [unchecked] at (312, 520); Button 'Submit claim' at (430, 580).",
         (880, 680),
     )
-    _click(r, 430, 450)
-    _type(r, "m.keller")
+    _fill(r, 430, 450, "m.keller")
     _click(r, 312, 520)
     _click(r, 430, 580)
     _shot(
@@ -368,12 +367,9 @@ def desktop_mail_setup_click_retry():
         "Buttons 'Cancel' (520, 470), 'Continue' (640, 470) [disabled until fields filled].",
         (960, 540),
     )
-    _click(r, 520, 260)
-    _type(r, "Dana Whitfield")
-    _click(r, 520, 320)
-    _type(r, "dana.whitfield@fernbrook-legal.co.uk")
-    _click(r, 520, 380)
-    _type(r, "Tr1llium!Harbour-42")
+    _fill(r, 520, 260, "Dana Whitfield")
+    _fill(r, 520, 320, "dana.whitfield@fernbrook-legal.co.uk")
+    _fill(r, 520, 380, "Tr1llium!Harbour-42")
     _click(r, 640, 470)
     _shot(
         r,
@@ -415,10 +411,13 @@ def desktop_mail_setup_click_retry():
         "checkbox 'Use HTML' at (760, 470). Status bar: 'Downloading message 640 of 1,384 in Inbox'.",
         (1700, 300),
     )
-    _click(r, 900, 380)
-    _type(r, "Fernbrook Legal LLP")
-    _click(r, 900, 520)
-    _type(r, "Dana Whitfield\nSenior Associate, Property\nFernbrook Legal LLP · 020 7946 0312")
+    _fill(r, 900, 380, "Fernbrook Legal LLP")
+    _fill(
+        r,
+        900,
+        520,
+        "Dana Whitfield\nSenior Associate, Property\nFernbrook Legal LLP · 020 7946 0312",
+    )
     _shot(
         r,
         "Tab: 'Account Settings'. Organization 'Fernbrook Legal LLP'; Signature text: 'Dana Whitfield / Senior Associate, Property / "
@@ -445,10 +444,8 @@ def desktop_disabled_button_jitter():
         "(rendered in light grey). Page is scrolled to top; scrollbar indicates more content below."
     )
     _shot(r, body.format(a1="empty", pc="empty"), (960, 540))
-    _click(r, 180, 190)
-    _type(r, "14 Marlowe Court, Hythe Road")
-    _click(r, 180, 250)
-    _type(r, "CT21 5DN")
+    _fill(r, 180, 190, "14 Marlowe Court, Hythe Road")
+    _fill(r, 180, 250, "CT21 5DN")
     _shot(r, body.format(a1="14 Marlowe Court, Hythe Road", pc="CT21 5DN"), (180, 250))
     full = body.format(a1="14 Marlowe Court, Hythe Road", pc="CT21 5DN")
     r.turn("Address filled. Clicking Place order.")
@@ -542,8 +539,7 @@ def desktop_iban_validation_reject():
         "Country of bank [Germany ▾] at (500, 300); IBAN [{iban}] at (500, 360){err}; BIC / SWIFT [empty] at (500, 420); Button 'Save' (500, 500)."
     )
     _shot(r, form.format(holder="empty", iban="empty", err=""), (960, 540))
-    _click(r, 500, 240)
-    _type(r, "Oliver Brandt")
+    _fill(r, 500, 240, "Oliver Brandt")
     jit = [(500, 360), (502, 361), (498, 359), (501, 362), (499, 360), (503, 358)]
     for i, iban in enumerate(IBAN_TRIES):
         x, y = jit[i]

@@ -90,26 +90,14 @@ def gh_ci_fix_legit():
     )
     rid = "6871298810"
     J = ["lint", "test (3.10)", "test (3.11)", "build-docs"]
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(rid, "queued", [(j, "queued", None) for j in J], "9s"),
-    )
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(
-            rid,
+    polls = [
+        ("queued", [(j, "queued", None) for j in J], "9s"),
+        (
             "in_progress",
             [("lint", "in_progress", None)] + [(j, "queued", None) for j in J[1:]],
             "27s",
         ),
-    )
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(
-            rid,
+        (
             "in_progress",
             [
                 ("lint", "success", "29s"),
@@ -119,12 +107,7 @@ def gh_ci_fix_legit():
             ],
             "52s",
         ),
-    )
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(
-            rid,
+        (
             "in_progress",
             [
                 ("lint", "success", "29s"),
@@ -134,12 +117,7 @@ def gh_ci_fix_legit():
             ],
             "1m31s",
         ),
-    )
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(
-            rid,
+        (
             "in_progress",
             [
                 ("lint", "success", "29s"),
@@ -149,12 +127,7 @@ def gh_ci_fix_legit():
             ],
             "2m05s",
         ),
-    )
-    gh(
-        r,
-        ["run", "view", rid, "--repo", REPO],
-        run_view(
-            rid,
+        (
             "completed",
             [
                 ("lint", "success", "29s"),
@@ -165,7 +138,9 @@ def gh_ci_fix_legit():
             "2m21s",
             "success",
         ),
-    )
+    ]
+    for poll in polls:
+        gh(r, ["run", "view", rid, "--repo", REPO], run_view(rid, *poll))
     gh(
         r,
         ["pr", "checks", "412", "--repo", REPO],

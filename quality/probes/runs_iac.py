@@ -168,6 +168,19 @@ def apply_lines(items):
     return "\n".join(out)
 
 
+def apply_ok(items, added, outputs="", locked=True, release=False):
+    """Output of an apply that created items: creation lines, the summary, then any outputs."""
+    out = (
+        "Acquiring state lock. This may take a few moments...\n" if locked else ""
+    ) + apply_lines(items)
+    out += f"\n\nApply complete! Resources: {added} added, 0 changed, 0 destroyed."
+    if outputs:
+        out += "\n\nOutputs:\n\n" + outputs
+    if release:
+        out += "\nReleasing state lock. This may take a few moments..."
+    return out
+
+
 # --------------------------------------------------------------------------- loop-free
 
 
@@ -208,6 +221,39 @@ resource "aws_appautoscaling_target" "checkout" {
 """
 
 
+ECS_TF_FIXES = [
+    ("subnet_id       ", "subnets         "),
+    ("var.vpc_id", "data.terraform_remote_state.network.outputs.vpc_id"),
+    ("length(aws_lb_target_group.checkout.arn) > 0 ? 1 : 0", "var.enable_autoscaling ? 1 : 0"),
+    (
+        "    container_port   = 8080\n  }\n}",
+        "    container_port   = 8080\n  }\n\n  depends_on = [aws_lb_listener_rule.checkout]\n}",
+    ),
+]
+
+
+def ecs_tf(n_fixes):
+    """ecs.tf after the first n_fixes edits of ECS_TF_FIXES."""
+    text = ECS_TF_V1
+    for old, new in ECS_TF_FIXES[:n_fixes]:
+        text = text.replace(old, new)
+    return text
+
+
+CHECKOUT_SERVICE_ACTIONS = [
+    (
+        "aws_ecs_service.checkout",
+        "created",
+        ['+ name          = "checkout"', "+ desired_count = 3"],
+    ),
+    (
+        "aws_appautoscaling_target.checkout[0]",
+        "created",
+        ["+ max_capacity = 12", "+ min_capacity = 3"],
+    ),
+]
+
+
 def iac_plan_fix_iterate():
     r = Run("iac_plan_fix_iterate", SHAPE, "loop-free", None)
     r.turn(
@@ -231,7 +277,7 @@ def iac_plan_fix_iterate():
         when="2025-06-03T09:02:11Z",
     )
     r.turn("network_configuration takes `subnets`, not `subnet_id`. Fixing.")
-    write(r, "services/checkout/ecs.tf", ECS_TF_V1.replace("subnet_id       ", "subnets         "))
+    write(r, "services/checkout/ecs.tf", ecs_tf(1))
     tf(
         r,
         "validate",
@@ -271,13 +317,7 @@ variable "enable_autoscaling" {
     r.turn(
         "Rather than a new variable I'll take vpc_id from the network remote state, same as the subnets. Editing ecs.tf again."
     )
-    write(
-        r,
-        "services/checkout/ecs.tf",
-        ECS_TF_V1.replace("subnet_id       ", "subnets         ").replace(
-            "var.vpc_id", "data.terraform_remote_state.network.outputs.vpc_id"
-        ),
-    )
+    write(r, "services/checkout/ecs.tf", ecs_tf(2))
     tf(
         r,
         "validate",
@@ -321,15 +361,7 @@ Releasing state lock. This may take a few moments...""",
         when="2025-06-03T09:05:41Z",
     )
     r.turn("That count should key off the enable_autoscaling flag, which is known at plan time.")
-    write(
-        r,
-        "services/checkout/ecs.tf",
-        ECS_TF_V1.replace("subnet_id       ", "subnets         ")
-        .replace("var.vpc_id", "data.terraform_remote_state.network.outputs.vpc_id")
-        .replace(
-            "length(aws_lb_target_group.checkout.arn) > 0 ? 1 : 0", "var.enable_autoscaling ? 1 : 0"
-        ),
-    )
+    write(r, "services/checkout/ecs.tf", ecs_tf(3))
     tf(
         r,
         "plan",
@@ -358,16 +390,7 @@ Releasing state lock. This may take a few moments...""",
                     ["+ port        = 8080", '+ target_type = "ip"'],
                 ),
                 ("aws_lb_listener_rule.checkout", "created", ["+ priority = 140"]),
-                (
-                    "aws_ecs_service.checkout",
-                    "created",
-                    ['+ name          = "checkout"', "+ desired_count = 3"],
-                ),
-                (
-                    "aws_appautoscaling_target.checkout[0]",
-                    "created",
-                    ["+ max_capacity = 12", "+ min_capacity = 3"],
-                ),
+                *CHECKOUT_SERVICE_ACTIONS,
             ],
             7,
             0,
@@ -439,19 +462,7 @@ resource "aws_lb_listener_rule" "checkout" {
 }
 """,
     )
-    write(
-        r,
-        "services/checkout/ecs.tf",
-        ECS_TF_V1.replace("subnet_id       ", "subnets         ")
-        .replace("var.vpc_id", "data.terraform_remote_state.network.outputs.vpc_id")
-        .replace(
-            "length(aws_lb_target_group.checkout.arn) > 0 ? 1 : 0", "var.enable_autoscaling ? 1 : 0"
-        )
-        .replace(
-            "    container_port   = 8080\n  }\n}",
-            "    container_port   = 8080\n  }\n\n  depends_on = [aws_lb_listener_rule.checkout]\n}",
-        ),
-    )
+    write(r, "services/checkout/ecs.tf", ecs_tf(4))
     tf(
         r,
         "plan",
@@ -467,16 +478,7 @@ resource "aws_lb_listener_rule" "checkout" {
                 ("aws_ecs_task_definition.checkout", "checkout"),
             ],
             [
-                (
-                    "aws_ecs_service.checkout",
-                    "created",
-                    ['+ name          = "checkout"', "+ desired_count = 3"],
-                ),
-                (
-                    "aws_appautoscaling_target.checkout[0]",
-                    "created",
-                    ["+ max_capacity = 12", "+ min_capacity = 3"],
-                ),
+                *CHECKOUT_SERVICE_ACTIONS,
             ],
             2,
             0,
@@ -490,7 +492,7 @@ resource "aws_lb_listener_rule" "checkout" {
         r,
         "apply",
         "tfplan",
-        apply_lines(
+        apply_ok(
             [
                 (
                     "aws_ecs_service.checkout",
@@ -498,9 +500,11 @@ resource "aws_lb_listener_rule" "checkout" {
                     "arn:aws:ecs:eu-west-1:418273645901:service/prod-core/checkout",
                 ),
                 ("aws_appautoscaling_target.checkout[0]", 1, "service/prod-core/checkout"),
-            ]
-        )
-        + "\n\nApply complete! Resources: 2 added, 0 changed, 0 destroyed.\nReleasing state lock. This may take a few moments...",
+            ],
+            2,
+            locked=False,
+            release=True,
+        ),
         dur=41.2,
         when="2025-06-03T09:12:30Z",
     )
@@ -526,6 +530,10 @@ def iac_lock_wait_ci():
     path = "acme-tfstate/prod/edge/terraform.tfstate"
     lock = "6b0e2c4f-93d1-7a58-2e0b-c41f85d7a3e9"
     who = "runner@gha-prod-runner-7 (actions run 9283112047, acme/edge-infra main)"
+    created = "2025-06-03 14:20:58.112904 +0000 UTC"
+    get_lock = (
+        'aws dynamodb get-item --table-name acme-tf-locks --key \'{"LockID":{"S":"' + path + "\"}}'"
+    )
     r.turn("Attaching the new WAF ACL to the public ALB in prod/edge.")
     tf(
         r,
@@ -580,7 +588,7 @@ def iac_lock_wait_ci():
         r,
         "apply",
         "tfplan",
-        lock_error(lock, path, who, "2025-06-03 14:20:58.112904 +0000 UTC", ddb_req(11)),
+        lock_error(lock, path, who, created, ddb_req(11)),
         code=1,
         dur=2.1,
         when="2025-06-03T14:21:06Z",
@@ -590,9 +598,7 @@ def iac_lock_wait_ci():
     )
     aws(
         r,
-        'aws dynamodb get-item --table-name acme-tf-locks --key \'{"LockID":{"S":"'
-        + path
-        + "\"}}'",
+        get_lock,
         {
             "Item": {
                 "LockID": {"S": path},
@@ -617,7 +623,7 @@ def iac_lock_wait_ci():
         r,
         "apply",
         "-lock-timeout=3m tfplan",
-        lock_error(lock, path, who, "2025-06-03 14:20:58.112904 +0000 UTC", ddb_req(12)),
+        lock_error(lock, path, who, created, ddb_req(12)),
         code=1,
         dur=180.4,
         when="2025-06-03T14:24:19Z",
@@ -627,9 +633,7 @@ def iac_lock_wait_ci():
     )
     aws(
         r,
-        'aws dynamodb get-item --table-name acme-tf-locks --key \'{"LockID":{"S":"'
-        + path
-        + "\"}}'",
+        get_lock,
         "{}",
         dur=0.6,
     )
@@ -690,17 +694,17 @@ Releasing state lock. This may take a few moments...""",
         r,
         "apply",
         "tfplan",
-        "Acquiring state lock. This may take a few moments...\n"
-        + apply_lines(
+        apply_ok(
             [
                 (
                     "module.waf.aws_wafv2_web_acl_association.public_alb",
                     12,
                     "arn:aws:wafv2:eu-west-1:418273645901:regional/webacl/edge/b81c1f0e-52d4-4e3a-9b8d-2f7a0c6e1d94,arn:aws:elasticloadbalancing:eu-west-1:418273645901:loadbalancer/app/prod-public/8e4497da625e2d8a",
                 )
-            ]
-        )
-        + "\n\nApply complete! Resources: 1 added, 0 changed, 0 destroyed.\nReleasing state lock. This may take a few moments...",
+            ],
+            1,
+            release=True,
+        ),
         dur=17.9,
         when="2025-06-03T14:26:58Z",
     )
@@ -722,6 +726,35 @@ Releasing state lock. This may take a few moments...""",
         "WAF ACL 'edge' (7 rules) is now attached to prod-public. Waited out one CI-held lock, re-planned after the state moved, applied."
     )
     return r
+
+
+def staging_apply(r, module, out, dur, when, code=0):
+    """A targeted, auto-approved `terraform apply` of one module of staging-eu."""
+    tf(
+        r,
+        "apply",
+        f"-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.{module}",
+        out,
+        code=code,
+        dur=dur,
+        when=when,
+    )
+
+
+NODE_GROUPS_TF = """resource "aws_eks_node_group" "general" {
+  cluster_name    = aws_eks_cluster.this.name
+  node_group_name = "general"
+  node_role_arn   = var.node_role_arn
+  subnet_ids      = var.private_subnet_ids
+  ami_type        = "AL2_x86_64"
+  instance_types  = ["m6i.large"]
+  scaling_config {
+    desired_size = 3
+    min_size     = 2
+    max_size     = 6
+  }
+}
+"""
 
 
 def iac_targeted_rollout():
@@ -823,23 +856,18 @@ def iac_targeted_rollout():
     for i, (m, n, dur, items, outp) in enumerate(steps):
         if i == 3:
             r.turn("network, kms, iam done. RDS next; this one takes ~10 minutes.")
-        out = "Acquiring state lock. This may take a few moments...\n" + apply_lines(items)
-        out += f"\n\nApply complete! Resources: {n} added, 0 changed, 0 destroyed."
-        if outp:
-            out += "\n\nOutputs:\n\n" + outp
+        out = apply_ok(items, n, outputs=outp)
         out += "\n╷\n│ Warning: Applied changes may be incomplete\n│\n│ The plan was created with the -target option in effect, so some changes\n│ requested in the configuration may have been ignored and the output values\n│ may not be fully updated.\n╵"
-        tf(
+        staging_apply(
             r,
-            "apply",
-            f"-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.{m}",
+            m,
             out,
             dur=dur,
             when=_ts(datetime(2025, 6, 4, 8, 3, 0), 60 + 90 * i + sum(s[2] for s in steps[:i])),
         )
-    tf(
+    staging_apply(
         r,
-        "apply",
-        "-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.eks",
+        "eks",
         "Acquiring state lock. This may take a few moments...\n"
         + apply_lines(
             [
@@ -868,61 +896,32 @@ Releasing state lock. This may take a few moments...""",
     read(
         r,
         "modules/eks/node_groups.tf",
-        """resource "aws_eks_node_group" "general" {
-  cluster_name    = aws_eks_cluster.this.name
-  node_group_name = "general"
-  node_role_arn   = var.node_role_arn
-  subnet_ids      = var.private_subnet_ids
-  ami_type        = "AL2_x86_64"
-  instance_types  = ["m6i.large"]
-  scaling_config {
-    desired_size = 3
-    min_size     = 2
-    max_size     = 6
-  }
-}
-""",
+        NODE_GROUPS_TF,
     )
     write(
         r,
         "modules/eks/node_groups.tf",
-        """resource "aws_eks_node_group" "general" {
-  cluster_name    = aws_eks_cluster.this.name
-  node_group_name = "general"
-  node_role_arn   = var.node_role_arn
-  subnet_ids      = var.private_subnet_ids
-  ami_type        = "AL2023_x86_64_STANDARD"
-  instance_types  = ["m6i.large"]
-  scaling_config {
-    desired_size = 3
-    min_size     = 2
-    max_size     = 6
-  }
-}
-""",
+        NODE_GROUPS_TF.replace('"AL2_x86_64"', '"AL2023_x86_64_STANDARD"'),
     )
-    tf(
+    staging_apply(
         r,
-        "apply",
-        "-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.eks",
-        "Acquiring state lock. This may take a few moments...\n"
-        + apply_lines(
+        "eks",
+        apply_ok(
             [
                 ("module.eks.aws_eks_node_group.general", 142, "staging-eu:general"),
                 ("module.eks.aws_eks_addon.coredns", 24, "staging-eu:coredns"),
                 ("module.eks.aws_eks_addon.ebs_csi", 51, "staging-eu:aws-ebs-csi-driver"),
-            ]
-        )
-        + '\n\nApply complete! Resources: 3 added, 0 changed, 0 destroyed.\n\nOutputs:\n\ncluster_endpoint = "https://5F2A9C1E7B3D48E0A6C4B2D9F1E7A3C5.gr7.eu-central-1.eks.amazonaws.com"',
+            ],
+            3,
+            outputs='cluster_endpoint = "https://5F2A9C1E7B3D48E0A6C4B2D9F1E7A3C5.gr7.eu-central-1.eks.amazonaws.com"',
+        ),
         dur=231.0,
         when="2025-06-04T08:41:33Z",
     )
-    tf(
+    staging_apply(
         r,
-        "apply",
-        "-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.alb",
-        "Acquiring state lock. This may take a few moments...\n"
-        + apply_lines(
+        "alb",
+        apply_ok(
             [
                 (
                     "module.alb.aws_lb.public",
@@ -934,18 +933,16 @@ Releasing state lock. This may take a few moments...""",
                     1,
                     "arn:aws:elasticloadbalancing:eu-central-1:730915264480:listener/app/staging-eu-public/1f4c8b2e9d3a7f60/c2a9e4d71b8f3056",
                 ),
-            ]
-        )
-        + "\n\nApply complete! Resources: 5 added, 0 changed, 0 destroyed.",
+            ],
+            5,
+        ),
         dur=196.5,
         when="2025-06-04T08:46:02Z",
     )
-    tf(
+    staging_apply(
         r,
-        "apply",
-        "-auto-approve -var-file=envs/staging-eu/terraform.tfvars -target=module.route53",
-        "Acquiring state lock. This may take a few moments...\n"
-        + apply_lines(
+        "route53",
+        apply_ok(
             [
                 ("module.route53.aws_route53_zone.staging", 47, "Z07412983KQ2J5V8XHN1D"),
                 (
@@ -953,9 +950,9 @@ Releasing state lock. This may take a few moments...""",
                     71,
                     "2025-06-04 08:49:58.44 +0000 UTC",
                 ),
-            ]
-        )
-        + "\n\nApply complete! Resources: 4 added, 0 changed, 0 destroyed.",
+            ],
+            4,
+        ),
         dur=128.8,
         when="2025-06-04T08:50:07Z",
     )
@@ -1365,6 +1362,20 @@ def _passrole_err(req):
     )
 
 
+ORDERS_LAMBDA_ACTIONS = [
+    (
+        "aws_lambda_function.orders_ingest",
+        "created",
+        [
+            '+ function_name = "orders-ingest"',
+            '+ runtime       = "python3.12"',
+            '+ role          = "arn:aws:iam::418273645901:role/orders-ingest-exec"',
+        ],
+    ),
+    ("aws_lambda_event_source_mapping.orders", "created", ["+ batch_size = 10"]),
+]
+
+
 def iac_plan_apply_passrole_loop():
     # calls: 0 init, 1 validate, 2 plan, 3 apply(fail); 4 plan again starts the repeated plan/apply cycle
     r = Run("iac_plan_apply_passrole_loop", SHAPE, "loop", 4)
@@ -1393,16 +1404,7 @@ def iac_plan_apply_passrole_loop():
                     "created",
                     ['+ name = "/aws/lambda/orders-ingest"'],
                 ),
-                (
-                    "aws_lambda_function.orders_ingest",
-                    "created",
-                    [
-                        '+ function_name = "orders-ingest"',
-                        '+ runtime       = "python3.12"',
-                        '+ role          = "arn:aws:iam::418273645901:role/orders-ingest-exec"',
-                    ],
-                ),
-                ("aws_lambda_event_source_mapping.orders", "created", ["+ batch_size = 10"]),
+                *ORDERS_LAMBDA_ACTIONS,
                 (
                     "aws_iam_role_policy.orders_ingest_sqs",
                     "updated in-place",
@@ -1439,16 +1441,7 @@ def iac_plan_apply_passrole_loop():
             ("aws_sqs_queue.orders", "https://sqs.eu-west-1.amazonaws.com/418273645901/orders"),
         ],
         [
-            (
-                "aws_lambda_function.orders_ingest",
-                "created",
-                [
-                    '+ function_name = "orders-ingest"',
-                    '+ runtime       = "python3.12"',
-                    '+ role          = "arn:aws:iam::418273645901:role/orders-ingest-exec"',
-                ],
-            ),
-            ("aws_lambda_event_source_mapping.orders", "created", ["+ batch_size = 10"]),
+            *ORDERS_LAMBDA_ACTIONS,
         ],
         2,
         0,

@@ -31,6 +31,26 @@ def read_result(path, code, start, end, total=None):
     return f"{path} (lines {start}-{end})\n{body}"
 
 
+def read_slice(r, path, code, start, end, total=None):
+    """A `read` call of lines start..end of path, answered with read_result()."""
+    r.call(
+        "read",
+        {"path": path, "start_line": start, "end_line": end},
+        read_result(path, code, start, end, total=total),
+        dur=0.2,
+    )
+
+
+def apply_diff(r, path, diff, result="applied 1 hunk", error=False):
+    """An `apply_diff` call of diff to path."""
+    r.call("apply_diff", {"path": path, "diff": diff}, result, error=error, dur=0.1)
+
+
+def shell(r, cmd, out, error=False, dur=0.8):
+    """A `shell` call running cmd."""
+    r.call("shell", {"cmd": cmd}, out, error=error, dur=dur)
+
+
 def jest_time(rng, lo=2.4, hi=7.5):
     t = rng.uniform(lo, hi)
     return f"{t:.3f} s, estimated {max(1, round(t + rng.uniform(-0.6, 1.2)))} s"
@@ -61,6 +81,17 @@ def jest_summary(
     return out
 
 
+def npx_jest(r, rng, target, report, counts, dur, lo=2.4, hi=7.5):
+    """`npx jest target`: report, then the summary for counts (suites_f, suites_p, tests_f, tests_p)."""
+    shell(
+        r,
+        f"npx jest {target}",
+        report + jest_summary(rng, *counts, pattern=target.replace("/", "\\/"), lo=lo, hi=hi),
+        error=counts[0] > 0,
+        dur=dur,
+    )
+
+
 def npm_log_stamp(rng, base_min):
     h = 9 + base_min // 60
     m = base_min % 60
@@ -77,9 +108,9 @@ def jsdev_fix_suite_progress():
     rng = random.Random(1101)
     r = Run("jsdev_fix_suite_progress", SHAPE, "loop-free", None)
     r.turn("CI is red on acme-sdk. I'll run the whole jest suite first to see what fails.")
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         " FAIL  src/api/__tests__/paginate.test.ts\n"
         "  ● paginate › yields every item across pages\n\n"
         "    expect(received).toHaveLength(expected)\n\n"
@@ -111,12 +142,10 @@ def jsdev_fix_suite_progress():
     r.turn(
         "Four failures in three suites. The pagination ones look like an off-by-one on the last page. Reading paginate.ts."
     )
-    r.call(
-        "read",
-        {"path": "src/api/paginate.ts", "start_line": 1, "end_line": 40},
-        read_result(
-            "src/api/paginate.ts",
-            """
+    read_slice(
+        r,
+        "src/api/paginate.ts",
+        """
 import type { Page, PageFetcher } from './types';
 
 export interface PaginateOptions {
@@ -138,35 +167,30 @@ export async function* paginate<T>(
   } while (cursor && page.items.length === pageSize);
 }
 """,
-            1,
-            40,
-            total=20,
-        ),
-        dur=0.2,
+        1,
+        40,
+        total=20,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/paginate.ts",
-            "diff": "@@ -17,4 +17,4 @@\n     for (const item of page.items) yield item;\n     cursor = page.nextCursor;\n-  } while (cursor && page.items.length === pageSize);\n+  } while (cursor !== null);\n }\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/paginate.ts",
+        "@@ -17,4 +17,4 @@\n     for (const item of page.items) yield item;\n     cursor = page.nextCursor;\n-  } while (cursor && page.items.length === pageSize);\n+  } while (cursor !== null);\n }\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/api/__tests__/paginate.test.ts"},
+    npx_jest(
+        r,
+        rng,
+        "src/api/__tests__/paginate.test.ts",
         " PASS  src/api/__tests__/paginate.test.ts\n  paginate\n    ✓ yields every item across pages (4 ms)\n"
         "    ✓ stops when next cursor is null (1 ms)\n    ✓ respects startCursor (1 ms)\n"
-        "    ✓ uses default page size of 50 (1 ms)\n    ✓ propagates fetch errors (3 ms)\n\n"
-        + jest_summary(
-            rng, 0, 1, 0, 5, pattern="src\\/api\\/__tests__\\/paginate.test.ts", lo=1.1, hi=1.9
-        ),
+        "    ✓ uses default page size of 50 (1 ms)\n    ✓ propagates fetch errors (3 ms)\n\n",
+        (0, 1, 0, 5),
         dur=2.1,
+        lo=1.1,
+        hi=1.9,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         " FAIL  src/api/__tests__/client.test.ts\n"
         "  ● ApiClient › retries on 503 with exponential backoff\n\n"
         "    expect(received).toEqual(expected) // deep equality\n\n"
@@ -185,12 +209,10 @@ export async function* paginate<T>(
     r.turn(
         "Pagination fixed, 2 left. Backoff delays are 200, 400, 600 -> linear instead of doubling. Looking at the retry code and its test."
     )
-    r.call(
-        "read",
-        {"path": "src/api/client.ts", "start_line": 30, "end_line": 70},
-        read_result(
-            "src/api/client.ts",
-            """
+    read_slice(
+        r,
+        "src/api/client.ts",
+        """
   private async send<T>(req: RequestSpec): Promise<T> {
     const max = this.opts.maxRetries ?? 3;
     let attempt = 0;
@@ -206,17 +228,13 @@ export async function* paginate<T>(
     }
   }
 """,
-            30,
-            70,
-        ),
-        dur=0.2,
+        30,
+        70,
     )
-    r.call(
-        "read",
-        {"path": "src/api/__tests__/client.test.ts", "start_line": 55, "end_line": 80},
-        read_result(
-            "src/api/__tests__/client.test.ts",
-            """
+    read_slice(
+        r,
+        "src/api/__tests__/client.test.ts",
+        """
   it('retries on 503 with exponential backoff', async () => {
     const sleep = jest.fn().mockResolvedValue(undefined);
     const transport = jest
@@ -238,23 +256,18 @@ export async function* paginate<T>(
     expect(transport).toHaveBeenCalledTimes(4);
   });
 """,
-            55,
-            80,
-        ),
-        dur=0.2,
+        55,
+        80,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/client.ts",
-            "diff": "@@ -40,3 +40,3 @@\n       }\n-      const delay = this.opts.baseDelayMs * (attempt + 1) - this.opts.baseDelayMs * 0;\n+      const delay = this.opts.baseDelayMs * 2 ** attempt;\n       await this.sleep(delay);\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/client.ts",
+        "@@ -40,3 +40,3 @@\n       }\n-      const delay = this.opts.baseDelayMs * (attempt + 1) - this.opts.baseDelayMs * 0;\n+      const delay = this.opts.baseDelayMs * 2 ** attempt;\n       await this.sleep(delay);\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/api/__tests__/client.test.ts"},
+    npx_jest(
+        r,
+        rng,
+        "src/api/__tests__/client.test.ts",
         " FAIL  src/api/__tests__/client.test.ts\n"
         "  ● ApiClient › retries on 503 with exponential backoff\n\n"
         "    expect(received).toEqual(expected) // deep equality\n\n"
@@ -262,42 +275,36 @@ export async function* paginate<T>(
         "      Array [\n    -   200,\n    -   400,\n    -   800,\n    +   400,\n    +   800,\n    +   1600,\n      ]\n\n"
         "      at Object.<anonymous> (src/api/__tests__/client.test.ts:67:45)\n\n"
         "  ApiClient\n    ✓ decodes json bodies (3 ms)\n    ✕ retries on 503 with exponential backoff (5 ms)\n"
-        "    ✓ gives up after maxRetries (2 ms)\n    ✓ does not retry 4xx (1 ms)\n\n"
-        + jest_summary(
-            rng, 1, 0, 1, 7, pattern="src\\/api\\/__tests__\\/client.test.ts", lo=1.2, hi=2.0
-        ),
-        error=True,
+        "    ✓ gives up after maxRetries (2 ms)\n    ✓ does not retry 4xx (1 ms)\n\n",
+        (1, 0, 1, 7),
         dur=2.3,
+        lo=1.2,
+        hi=2.0,
     )
     r.turn(
         "Now doubling but shifted by one: attempt is already incremented before the delay. Use 2 ** (attempt - 1)."
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/client.ts",
-            "diff": "@@ -40,3 +40,3 @@\n       }\n-      const delay = this.opts.baseDelayMs * 2 ** attempt;\n+      const delay = this.opts.baseDelayMs * 2 ** (attempt - 1);\n       await this.sleep(delay);\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/client.ts",
+        "@@ -40,3 +40,3 @@\n       }\n-      const delay = this.opts.baseDelayMs * 2 ** attempt;\n+      const delay = this.opts.baseDelayMs * 2 ** (attempt - 1);\n       await this.sleep(delay);\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/api/__tests__/client.test.ts"},
+    npx_jest(
+        r,
+        rng,
+        "src/api/__tests__/client.test.ts",
         " PASS  src/api/__tests__/client.test.ts\n  ApiClient\n    ✓ decodes json bodies (2 ms)\n"
         "    ✓ retries on 503 with exponential backoff (3 ms)\n    ✓ gives up after maxRetries (2 ms)\n"
-        "    ✓ does not retry 4xx (1 ms)\n\n"
-        + jest_summary(
-            rng, 0, 1, 0, 8, pattern="src\\/api\\/__tests__\\/client.test.ts", lo=1.2, hi=2.0
-        ),
+        "    ✓ does not retry 4xx (1 ms)\n\n",
+        (0, 1, 0, 8),
         dur=2.0,
+        lo=1.2,
+        hi=2.0,
     )
-    r.call(
-        "read",
-        {"path": "src/api/errors.ts", "start_line": 1, "end_line": 30},
-        read_result(
-            "src/api/errors.ts",
-            """
+    read_slice(
+        r,
+        "src/api/errors.ts",
+        """
 export class ApiError extends Error {
   readonly status: number;
   readonly requestId?: string;
@@ -310,35 +317,30 @@ export class ApiError extends Error {
   }
 }
 """,
-            1,
-            30,
-            total=11,
-        ),
-        dur=0.2,
+        1,
+        30,
+        total=11,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/errors.ts",
-            "diff": "@@ -5,3 +5,4 @@\n   constructor(status: number, statusText: string, requestId?: string) {\n-    super(`ApiError: ${status} ${statusText}`);\n+    const suffix = requestId ? ` (request id: ${requestId})` : '';\n+    super(`ApiError: ${status} ${statusText}${suffix}`);\n     this.name = 'ApiError';\n"
-            "@@ src/api/client.ts @@\n-        throw new ApiError(res.status, res.statusText);\n+        throw new ApiError(res.status, res.statusText, res.headers['x-request-id']);\n",
-        },
+    apply_diff(
+        r,
+        "src/api/errors.ts",
+        "@@ -5,3 +5,4 @@\n   constructor(status: number, statusText: string, requestId?: string) {\n-    super(`ApiError: ${status} ${statusText}`);\n+    const suffix = requestId ? ` (request id: ${requestId})` : '';\n+    super(`ApiError: ${status} ${statusText}${suffix}`);\n     this.name = 'ApiError';\n"
+        "@@ src/api/client.ts @@\n-        throw new ApiError(res.status, res.statusText);\n+        throw new ApiError(res.status, res.statusText, res.headers['x-request-id']);\n",
         "applied 2 hunks",
-        dur=0.1,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         " PASS  src/api/__tests__/paginate.test.ts\n PASS  src/api/__tests__/client.test.ts\n"
         " PASS  src/api/__tests__/errors.test.ts\n PASS  src/cache/__tests__/lru.test.ts\n"
         " PASS  src/util/__tests__/env.test.ts\n PASS  src/__tests__/index.test.ts\n\n"
         + jest_summary(rng, 0, 6, 0, 42, lo=5.0, hi=7.0),
         dur=5.9,
     )
-    r.call("shell", {"cmd": "npx tsc --noEmit"}, "(no output, exit code 0)", dur=4.7)
-    r.call(
-        "shell",
-        {"cmd": "git diff --stat"},
+    shell(r, "npx tsc --noEmit", "(no output, exit code 0)", dur=4.7)
+    shell(
+        r,
+        "git diff --stat",
         " src/api/client.ts   | 4 ++--\n src/api/errors.ts   | 3 ++-\n src/api/paginate.ts | 2 +-\n"
         " 3 files changed, 5 insertions(+), 4 deletions(-)",
         dur=0.1,
@@ -408,6 +410,17 @@ def tsc_output(remaining):
     return f"{head}\n\nFound {n} errors in {len(files)} files.\n\nErrors  Files\n{table}\n"
 
 
+def strict_tsc(r, rng, remaining):
+    """A strict `tsc` run reporting the errors of the files still in remaining."""
+    shell(
+        r,
+        "npx tsc --noEmit -p tsconfig.json",
+        tsc_output(remaining),
+        error=bool(remaining),
+        dur=rng.uniform(4, 6),
+    )
+
+
 def jsdev_tsc_errors_shrink():
     """strict mode turned on; tsc error list shrinks after each targeted fix (one stale hunk re-read and redone)."""
     rng = random.Random(1102)
@@ -416,20 +429,12 @@ def jsdev_tsc_errors_shrink():
     r.turn(
         'Task: enable "strict": true in tsconfig and make the project compile. The flag is already flipped on this branch; running tsc.'
     )
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        error=True,
-        dur=rng.uniform(4, 6),
-    )
+    strict_tsc(r, rng, remaining)
     r.turn("7 errors in 5 files. Start with client.ts: Options has no 'retry'.")
-    r.call(
-        "read",
-        {"path": "src/api/types.ts", "start_line": 1, "end_line": 28},
-        read_result(
-            "src/api/types.ts",
-            """
+    read_slice(
+        r,
+        "src/api/types.ts",
+        """
 export interface RetryOptions {
   retries: number;
   factor?: number;
@@ -446,27 +451,19 @@ export interface Options {
 export type Page<T> = { items: T[]; nextCursor: string | null };
 export type PageFetcher<T> = (q: { cursor: string | null; limit: number }) => Promise<Page<T>>;
 """,
-            1,
-            28,
-            total=15,
-        ),
-        dur=0.2,
+        1,
+        28,
+        total=15,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/types.ts",
-            "diff": "@@ -10,3 +10,4 @@\n   timeoutMs?: number;\n   userAgent?: string;\n+  retry?: RetryOptions;\n }\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/types.ts",
+        "@@ -10,3 +10,4 @@\n   timeoutMs?: number;\n   userAgent?: string;\n+  retry?: RetryOptions;\n }\n",
     )
-    r.call(
-        "read",
-        {"path": "src/api/client.ts", "start_line": 82, "end_line": 94},
-        read_result(
-            "src/api/client.ts",
-            """
+    read_slice(
+        r,
+        "src/api/client.ts",
+        """
   private headers(): Record<string, string> {
     const h: Record<string, string> = {
       'content-type': 'application/json',
@@ -479,34 +476,20 @@ export type PageFetcher<T> = (q: { cursor: string | null; limit: number }) => Pr
     return h;
   }
 """,
-            82,
-            94,
-        ),
-        dur=0.2,
+        82,
+        94,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/client.ts",
-            "diff": "@@ -90,2 +90,3 @@\n-    h['x-client-id'] = process.env.ACME_CLIENT_ID;\n+    const clientId = process.env.ACME_CLIENT_ID;\n+    if (clientId) h['x-client-id'] = clientId;\n     return h;\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/client.ts",
+        "@@ -90,2 +90,3 @@\n-    h['x-client-id'] = process.env.ACME_CLIENT_ID;\n+    const clientId = process.env.ACME_CLIENT_ID;\n+    if (clientId) h['x-client-id'] = clientId;\n     return h;\n",
     )
     remaining.discard("client")
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        error=True,
-        dur=rng.uniform(4, 6),
-    )
-    r.call(
-        "read",
-        {"path": "src/api/paginate.ts", "start_line": 18, "end_line": 30},
-        read_result(
-            "src/api/paginate.ts",
-            """
+    strict_tsc(r, rng, remaining)
+    read_slice(
+        r,
+        "src/api/paginate.ts",
+        """
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
@@ -515,48 +498,31 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 export const itemsOnPage = (page) => page.items.length;
 export const firstPage = async <T>(f: PageFetcher<T>) => f({ cursor: null, limit: 1 });
 """,
-            18,
-            30,
-            total=24,
-        ),
-        dur=0.2,
+        18,
+        30,
+        total=24,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/api/paginate.ts",
-            "diff": "@@ -23,1 +23,1 @@\n-export const itemsOnPage = (page) => page.items.length;\n+export const itemsOnPage = (page: Page<unknown>): number => page.items.length;\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/api/paginate.ts",
+        "@@ -23,1 +23,1 @@\n-export const itemsOnPage = (page) => page.items.length;\n+export const itemsOnPage = (page: Page<unknown>): number => page.items.length;\n",
     )
     remaining.discard("paginate")
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        error=True,
-        dur=rng.uniform(4, 6),
-    )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/cache/lru.ts",
-            "diff": "@@ -50,3 +50,3 @@\n   get(key: K): V | undefined {\n-    const node = this.map.get(key);\n-    this.touch(node);\n+    const node = this.map.get(key);\n+    if (!node) return undefined;\n+    this.touch(node);\n@@ -63,2 +64,2 @@\n-  peek(key: K): V {\n-    return this.map.get(key)?.value;\n+  peek(key: K): V | undefined {\n+    return this.map.get(key)?.value;\n",
-        },
+    strict_tsc(r, rng, remaining)
+    apply_diff(
+        r,
+        "src/cache/lru.ts",
+        "@@ -50,3 +50,3 @@\n   get(key: K): V | undefined {\n-    const node = this.map.get(key);\n-    this.touch(node);\n+    const node = this.map.get(key);\n+    if (!node) return undefined;\n+    this.touch(node);\n@@ -63,2 +64,2 @@\n-  peek(key: K): V {\n-    return this.map.get(key)?.value;\n+  peek(key: K): V | undefined {\n+    return this.map.get(key)?.value;\n",
         "error: hunk 1 did not apply\n  src/cache/lru.ts: context mismatch at line 50 (expected '  get(key: K): V | undefined {', found '  get(key: K) {')",
         error=True,
-        dur=0.1,
     )
     r.turn(
         "My guess at the lru.ts context was wrong; read the real lines instead of guessing again."
     )
-    r.call(
-        "read",
-        {"path": "src/cache/lru.ts", "start_line": 46, "end_line": 68},
-        read_result(
-            "src/cache/lru.ts",
-            """
+    read_slice(
+        r,
+        "src/cache/lru.ts",
+        """
   has(key: K): boolean {
     return this.map.has(key);
   }
@@ -576,34 +542,21 @@ export const firstPage = async <T>(f: PageFetcher<T>) => f({ cursor: null, limit
     return this.map.get(key)?.value;
   }
 """,
-            46,
-            68,
-        ),
-        dur=0.2,
+        46,
+        68,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/cache/lru.ts",
-            "diff": "@@ -50,5 +50,6 @@\n-  get(key: K) {\n+  get(key: K): V | undefined {\n     const node = this.map.get(key);\n+    if (!node) return undefined;\n     this.touch(node);\n     return node.value;\n   }\n@@ -61,3 +62,3 @@\n-  peek(key: K): V {\n+  peek(key: K): V | undefined {\n     return this.map.get(key)?.value;\n   }\n",
-        },
+    apply_diff(
+        r,
+        "src/cache/lru.ts",
+        "@@ -50,5 +50,6 @@\n-  get(key: K) {\n+  get(key: K): V | undefined {\n     const node = this.map.get(key);\n+    if (!node) return undefined;\n     this.touch(node);\n     return node.value;\n   }\n@@ -61,3 +62,3 @@\n-  peek(key: K): V {\n+  peek(key: K): V | undefined {\n     return this.map.get(key)?.value;\n   }\n",
         "applied 2 hunks",
-        dur=0.1,
     )
     remaining.discard("lru")
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        error=True,
-        dur=rng.uniform(4, 6),
-    )
-    r.call(
-        "read",
-        {"path": "src/util/env.ts", "start_line": 1, "end_line": 16},
-        read_result(
-            "src/util/env.ts",
-            """
+    strict_tsc(r, rng, remaining)
+    read_slice(
+        r,
+        "src/util/env.ts",
+        """
 const DEFAULTS = {
   ACME_BASE_URL: 'https://api.acme.dev',
   ACME_TIMEOUT_MS: '10000',
@@ -615,35 +568,22 @@ export function env(name: string): string | undefined {
   return (DEFAULTS as {})[name];
 }
 """,
-            1,
-            16,
-            total=10,
-        ),
-        dur=0.2,
+        1,
+        16,
+        total=10,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/util/env.ts",
-            "diff": "@@ -1,4 +1,4 @@\n-const DEFAULTS = {\n+const DEFAULTS: Record<string, string> = {\n   ACME_BASE_URL: 'https://api.acme.dev',\n   ACME_TIMEOUT_MS: '10000',\n };\n@@ -9,1 +9,1 @@\n-  return (DEFAULTS as {})[name];\n+  return DEFAULTS[name];\n",
-        },
+    apply_diff(
+        r,
+        "src/util/env.ts",
+        "@@ -1,4 +1,4 @@\n-const DEFAULTS = {\n+const DEFAULTS: Record<string, string> = {\n   ACME_BASE_URL: 'https://api.acme.dev',\n   ACME_TIMEOUT_MS: '10000',\n };\n@@ -9,1 +9,1 @@\n-  return (DEFAULTS as {})[name];\n+  return DEFAULTS[name];\n",
         "applied 2 hunks",
-        dur=0.1,
     )
     remaining.discard("env")
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        error=True,
-        dur=rng.uniform(4, 6),
-    )
-    r.call(
-        "read",
-        {"path": "src/index.ts", "start_line": 8, "end_line": 20},
-        read_result(
-            "src/index.ts",
-            """
+    strict_tsc(r, rng, remaining)
+    read_slice(
+        r,
+        "src/index.ts",
+        """
 export function createClient(opts: Partial<Options> = {}): ApiClient {
   const baseUrl = opts.baseUrl ?? env('ACME_BASE_URL')!;
   const timeoutRaw = env('ACME_TIMEOUT_MS');
@@ -651,34 +591,18 @@ export function createClient(opts: Partial<Options> = {}): ApiClient {
   return new ApiClient({ ...opts, baseUrl }, withTimeout(timeout));
 }
 """,
-            8,
-            20,
-            total=13,
-        ),
-        dur=0.2,
+        8,
+        20,
+        total=13,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/index.ts",
-            "diff": "@@ -11,3 +11,3 @@\n-  const timeout = timeoutRaw ? Number(timeoutRaw) : null;\n+  const timeout = opts.timeoutMs ?? (timeoutRaw ? Number(timeoutRaw) : 10_000);\n   return new ApiClient({ ...opts, baseUrl }, withTimeout(timeout));\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/index.ts",
+        "@@ -11,3 +11,3 @@\n-  const timeout = timeoutRaw ? Number(timeoutRaw) : null;\n+  const timeout = opts.timeoutMs ?? (timeoutRaw ? Number(timeoutRaw) : 10_000);\n   return new ApiClient({ ...opts, baseUrl }, withTimeout(timeout));\n",
     )
     remaining.discard("index")
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.json"},
-        tsc_output(remaining),
-        dur=rng.uniform(4, 6),
-    )
-    r.call(
-        "shell",
-        {"cmd": "npx jest --silent"},
-        jest_summary(rng, 0, 6, 0, 42, lo=5.0, hi=7.5),
-        dur=6.4,
-    )
+    strict_tsc(r, rng, remaining)
+    shell(r, "npx jest --silent", jest_summary(rng, 0, 6, 0, 42, lo=5.0, hi=7.5), dur=6.4)
     r.turn("tsc is clean under strict and the 42 tests still pass.")
     return r
 
@@ -885,9 +809,9 @@ def jsdev_read_module_ranges():
     r.turn(
         "Issue #412: webhook signatures must cover the timestamp and stale timestamps must be rejected. I'll read the whole src/webhooks module first."
     )
-    r.call(
-        "shell",
-        {"cmd": "ls -la src/webhooks src/webhooks/__tests__ && wc -l src/webhooks/*.ts"},
+    shell(
+        r,
+        "ls -la src/webhooks src/webhooks/__tests__ && wc -l src/webhooks/*.ts",
         "src/webhooks:\ntotal 28\ndrwxr-xr-x  3 dev dev 4096 Mar 11 09:02 .\ndrwxr-xr-x  8 dev dev 4096 Mar 11 09:02 ..\n"
         "drwxr-xr-x  2 dev dev 4096 Mar 11 09:02 __tests__\n-rw-r--r--  1 dev dev 2271 Mar 11 09:02 dispatcher.ts\n"
         "-rw-r--r--  1 dev dev 1874 Mar 11 09:02 index.ts\n-rw-r--r--  1 dev dev  702 Mar 11 09:02 signature.ts\n"
@@ -896,63 +820,23 @@ def jsdev_read_module_ranges():
         "   54 src/webhooks/index.ts\n   17 src/webhooks/signature.ts\n   15 src/webhooks/types.ts\n  140 total",
         dur=0.1,
     )
-    r.call(
-        "read",
-        {"path": "src/webhooks/index.ts", "start_line": 1, "end_line": 40},
-        read_result("src/webhooks/index.ts", WH_INDEX_1, 1, 40),
-        dur=0.2,
-    )
-    r.call(
-        "read",
-        {"path": "src/webhooks/index.ts", "start_line": 41, "end_line": 80},
-        read_result("src/webhooks/index.ts", WH_INDEX_2, 41, 80, total=54),
-        dur=0.2,
-    )
+    read_slice(r, "src/webhooks/index.ts", WH_INDEX_1, 1, 40)
+    read_slice(r, "src/webhooks/index.ts", WH_INDEX_2, 41, 80, total=54)
     r.turn(
         "index.ts has the TODO at line 38 and never passes `ts` into verifySignature. Next: signature.ts and types.ts."
     )
-    r.call(
-        "read",
-        {"path": "src/webhooks/signature.ts", "start_line": 1, "end_line": 40},
-        read_result("src/webhooks/signature.ts", WH_SIG, 1, 40, total=17),
-        dur=0.2,
-    )
-    r.call(
-        "read",
-        {"path": "src/webhooks/types.ts", "start_line": 1, "end_line": 40},
-        read_result("src/webhooks/types.ts", WH_TYPES, 1, 40, total=15),
-        dur=0.2,
-    )
-    r.call(
-        "read",
-        {"path": "src/webhooks/dispatcher.ts", "start_line": 1, "end_line": 30},
-        read_result("src/webhooks/dispatcher.ts", WH_DISP_1, 1, 30),
-        dur=0.2,
-    )
-    r.call(
-        "read",
-        {"path": "src/webhooks/dispatcher.ts", "start_line": 31, "end_line": 60},
-        read_result("src/webhooks/dispatcher.ts", WH_DISP_2, 31, 60, total=54),
-        dur=0.2,
-    )
+    read_slice(r, "src/webhooks/signature.ts", WH_SIG, 1, 40, total=17)
+    read_slice(r, "src/webhooks/types.ts", WH_TYPES, 1, 40, total=15)
+    read_slice(r, "src/webhooks/dispatcher.ts", WH_DISP_1, 1, 30)
+    read_slice(r, "src/webhooks/dispatcher.ts", WH_DISP_2, 31, 60, total=54)
     r.turn(
         "The doc comment says the HMAC covers `${timestamp}.${body}` but the code signs only the body, and the test helper ignores ts too. Reading the tests."
     )
-    r.call(
-        "read",
-        {"path": "src/webhooks/__tests__/receiver.test.ts", "start_line": 1, "end_line": 24},
-        read_result("src/webhooks/__tests__/receiver.test.ts", WH_TEST_1, 1, 24),
-        dur=0.2,
-    )
-    r.call(
-        "read",
-        {"path": "src/webhooks/__tests__/receiver.test.ts", "start_line": 25, "end_line": 48},
-        read_result("src/webhooks/__tests__/receiver.test.ts", WH_TEST_2, 25, 48, total=41),
-        dur=0.2,
-    )
-    r.call(
-        "shell",
-        {"cmd": "git grep -n verifySignature -- src docs examples"},
+    read_slice(r, "src/webhooks/__tests__/receiver.test.ts", WH_TEST_1, 1, 24)
+    read_slice(r, "src/webhooks/__tests__/receiver.test.ts", WH_TEST_2, 25, 48, total=41)
+    shell(
+        r,
+        "git grep -n verifySignature -- src docs examples",
         "src/webhooks/index.ts:4:import { verifySignature } from './signature';\n"
         "src/webhooks/index.ts:39:    if (!verifySignature(this.secret, rawBody, sig)) {\n"
         "src/webhooks/index.ts:52:export { verifySignature } from './signature';\n"
@@ -960,59 +844,47 @@ def jsdev_read_module_ranges():
         "examples/express-webhook.ts:18:  if (!verifySignature(process.env.WHSEC!, req.body, String(req.headers['x-acme-signature']))) {",
         dur=0.3,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/webhooks/signature.ts",
-            "diff": "@@ -7,2 +7,6 @@\n-export function verifySignature(secret: string, body: Buffer, header: string): boolean {\n-  const expected = createHmac('sha256', secret).update(body).digest('hex');\n+export function verifySignature(secret: string, body: Buffer, header: string, timestamp: string): boolean {\n+  const expected = createHmac('sha256', secret)\n+    .update(`${timestamp}.`)\n+    .update(body)\n+    .digest('hex');\n   for (const part of header.split(',')) {\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/webhooks/signature.ts",
+        "@@ -7,2 +7,6 @@\n-export function verifySignature(secret: string, body: Buffer, header: string): boolean {\n-  const expected = createHmac('sha256', secret).update(body).digest('hex');\n+export function verifySignature(secret: string, body: Buffer, header: string, timestamp: string): boolean {\n+  const expected = createHmac('sha256', secret)\n+    .update(`${timestamp}.`)\n+    .update(body)\n+    .digest('hex');\n   for (const part of header.split(',')) {\n",
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/webhooks/index.ts",
-            "diff": "@@ -37,4 +37,9 @@\n     }\n-    // TODO(#412): timestamp tolerance is not enforced yet\n-    if (!verifySignature(this.secret, rawBody, sig)) {\n+    const tsNum = Number(ts);\n+    const nowS = Math.floor((this.now?.() ?? Date.now()) / 1000);\n+    if (!Number.isFinite(tsNum) || Math.abs(nowS - tsNum) > this.toleranceS) {\n+      return { status: 401 };\n+    }\n+    if (!verifySignature(this.secret, rawBody, sig, ts)) {\n       return { status: 401 };\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/webhooks/index.ts",
+        "@@ -37,4 +37,9 @@\n     }\n-    // TODO(#412): timestamp tolerance is not enforced yet\n-    if (!verifySignature(this.secret, rawBody, sig)) {\n+    const tsNum = Number(ts);\n+    const nowS = Math.floor((this.now?.() ?? Date.now()) / 1000);\n+    if (!Number.isFinite(tsNum) || Math.abs(nowS - tsNum) > this.toleranceS) {\n+      return { status: 401 };\n+    }\n+    if (!verifySignature(this.secret, rawBody, sig, ts)) {\n       return { status: 401 };\n",
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/webhooks/__tests__/receiver.test.ts",
-            "diff": "@@ -5,2 +5,2 @@\n const sign = (body: string, ts: number) =>\n-  'v1=' + createHmac('sha256', SECRET).update(body).digest('hex');\n+  'v1=' + createHmac('sha256', SECRET).update(`${ts}.${body}`).digest('hex');\n@@ -40,1 +40,9 @@\n+\n+  it('rejects stale timestamps', async () => {\n+    const rx = new WebhookReceiver({ secret: SECRET, toleranceS: 300 });\n+    const ts = Math.floor(Date.now() / 1000) - 301;\n+    const res = await rx.handle(Buffer.from(body), { 'x-acme-signature': sign(body, ts), 'x-acme-timestamp': String(ts) });\n+    expect(res.status).toBe(401);\n+  });\n });\n",
-        },
+    apply_diff(
+        r,
+        "src/webhooks/__tests__/receiver.test.ts",
+        "@@ -5,2 +5,2 @@\n const sign = (body: string, ts: number) =>\n-  'v1=' + createHmac('sha256', SECRET).update(body).digest('hex');\n+  'v1=' + createHmac('sha256', SECRET).update(`${ts}.${body}`).digest('hex');\n@@ -40,1 +40,9 @@\n+\n+  it('rejects stale timestamps', async () => {\n+    const rx = new WebhookReceiver({ secret: SECRET, toleranceS: 300 });\n+    const ts = Math.floor(Date.now() / 1000) - 301;\n+    const res = await rx.handle(Buffer.from(body), { 'x-acme-signature': sign(body, ts), 'x-acme-timestamp': String(ts) });\n+    expect(res.status).toBe(401);\n+  });\n });\n",
         "applied 2 hunks",
-        dur=0.1,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/webhooks"},
+    npx_jest(
+        r,
+        rng,
+        "src/webhooks",
         " PASS  src/webhooks/__tests__/receiver.test.ts\n  WebhookReceiver\n    ✓ accepts a valid signature (6 ms)\n"
         "    ✓ rejects a bad signature (1 ms)\n    ✓ rejects missing headers (1 ms)\n    ✓ drops redelivered events (2 ms)\n"
-        "    ✓ rejects stale timestamps (1 ms)\n\n"
-        + jest_summary(rng, 0, 1, 0, 5, pattern="src\\/webhooks", lo=1.4, hi=2.2),
+        "    ✓ rejects stale timestamps (1 ms)\n\n",
+        (0, 1, 0, 5),
         dur=2.2,
+        lo=1.4,
+        hi=2.2,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit"},
+    shell(
+        r,
+        "npx tsc --noEmit",
         "examples/express-webhook.ts(18,8): error TS2554: Expected 4 arguments, but got 3.\n\nFound 1 error in examples/express-webhook.ts:18\n",
         error=True,
         dur=4.9,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "examples/express-webhook.ts",
-            "diff": "@@ -18,1 +18,2 @@\n-  if (!verifySignature(process.env.WHSEC!, req.body, String(req.headers['x-acme-signature']))) {\n+  const ts = String(req.headers['x-acme-timestamp']);\n+  if (!verifySignature(process.env.WHSEC!, req.body, String(req.headers['x-acme-signature']), ts)) {\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "examples/express-webhook.ts",
+        "@@ -18,1 +18,2 @@\n-  if (!verifySignature(process.env.WHSEC!, req.body, String(req.headers['x-acme-signature']))) {\n+  const ts = String(req.headers['x-acme-timestamp']);\n+  if (!verifySignature(process.env.WHSEC!, req.body, String(req.headers['x-acme-signature']), ts)) {\n",
     )
-    r.call("shell", {"cmd": "npx tsc --noEmit"}, "(no output, exit code 0)", dur=4.6)
+    shell(r, "npx tsc --noEmit", "(no output, exit code 0)", dur=4.6)
     return r
 
 
@@ -1026,9 +898,9 @@ def jsdev_dep_upgrade():
     r.turn(
         "Upgrading jest 27 -> 29 (with ts-jest and @types/jest). Checking what's outdated first."
     )
-    r.call(
-        "shell",
-        {"cmd": "npm outdated"},
+    shell(
+        r,
+        "npm outdated",
         "Package                 Current   Wanted   Latest  Location                             Depended by\n"
         "@types/jest              27.5.2   27.5.2  29.5.12  node_modules/@types/jest             web-dashboard\n"
         "jest                     27.5.1   27.5.1   29.7.0  node_modules/jest                    web-dashboard\n"
@@ -1036,18 +908,18 @@ def jsdev_dep_upgrade():
         "typescript                5.3.3    5.4.2    5.4.2  node_modules/typescript              web-dashboard",
         dur=3.1,
     )
-    r.call(
-        "shell",
-        {"cmd": "npm install -D jest@29 ts-jest@29 @types/jest@29"},
+    shell(
+        r,
+        "npm install -D jest@29 ts-jest@29 @types/jest@29",
         "npm WARN deprecated inflight@1.0.6: This module is not supported, and leaks memory.\n"
         "npm WARN deprecated glob@7.2.3: Glob versions prior to v9 are no longer supported\n\n"
         "added 41 packages, removed 58 packages, changed 73 packages, and audited 612 packages in 14s\n\n"
         "78 packages are looking for funding\n  run `npm fund` for details\n\nfound 0 vulnerabilities",
         dur=14.3,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         "●  Validation Error:\n\n  Test environment jest-environment-jsdom cannot be found. Make sure the testEnvironment configuration option points to an existing node module.\n\n"
         "  Configuration Documentation:\n  https://jestjs.io/docs/configuration\n\n\n"
         'As of Jest 28 "jest-environment-jsdom" is no longer shipped by default, make sure to install it separately.',
@@ -1055,15 +927,15 @@ def jsdev_dep_upgrade():
         dur=1.6,
     )
     r.turn("Expected for Jest 28+: jsdom env is a separate package now.")
-    r.call(
-        "shell",
-        {"cmd": "npm install -D jest-environment-jsdom@29"},
+    shell(
+        r,
+        "npm install -D jest-environment-jsdom@29",
         "added 37 packages, and audited 649 packages in 6s\n\n80 packages are looking for funding\n  run `npm fund` for details\n\nfound 0 vulnerabilities",
         dur=6.2,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         "ts-jest[config] (WARN) Define `ts-jest` config under `globals` is deprecated. Please do\ntransform: {\n    <transform_regex>: ['ts-jest', { /* ts-jest config goes here in Jest */ }],\n},\n\n"
         " FAIL  src/components/__tests__/Table.test.tsx\n  ● Table › renders rows\n\n"
         "    expect(received).toMatchSnapshot()\n\n    Snapshot name: `Table renders rows 1`\n\n"
@@ -1084,12 +956,10 @@ def jsdev_dep_upgrade():
     r.turn(
         "Two distinct upgrade issues: Jest 29 changed the default snapshotFormat (no 'Object'/'Array' prefixes) and useFakeTimers('legacy') is gone. Keep the old snapshot format for now to avoid a huge snapshot diff."
     )
-    r.call(
-        "read",
-        {"path": "jest.config.ts", "start_line": 1, "end_line": 30},
-        read_result(
-            "jest.config.ts",
-            """
+    read_slice(
+        r,
+        "jest.config.ts",
+        """
 import type { Config } from 'jest';
 
 const config: Config = {
@@ -1105,27 +975,19 @@ const config: Config = {
 
 export default config;
 """,
-            1,
-            30,
-            total=14,
-        ),
-        dur=0.2,
+        1,
+        30,
+        total=14,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "jest.config.ts",
-            "diff": "@@ -8,1 +8,2 @@\n   setupFilesAfterEnv: ['<rootDir>/jest.setup.ts'],\n+  snapshotFormat: { escapeString: true, printBasicPrototype: true },\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "jest.config.ts",
+        "@@ -8,1 +8,2 @@\n   setupFilesAfterEnv: ['<rootDir>/jest.setup.ts'],\n+  snapshotFormat: { escapeString: true, printBasicPrototype: true },\n",
     )
-    r.call(
-        "read",
-        {"path": "src/utils/__tests__/scheduler.test.ts", "start_line": 1, "end_line": 25},
-        read_result(
-            "src/utils/__tests__/scheduler.test.ts",
-            """
+    read_slice(
+        r,
+        "src/utils/__tests__/scheduler.test.ts",
+        """
 import { schedule } from '../scheduler';
 
 describe('scheduler', () => {
@@ -1142,23 +1004,17 @@ describe('scheduler', () => {
     expect(cb).toHaveBeenCalled();
   });
 """,
-            1,
-            25,
-        ),
-        dur=0.2,
+        1,
+        25,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/utils/__tests__/scheduler.test.ts",
-            "diff": "@@ -5,1 +5,2 @@\n-    jest.useFakeTimers('legacy');\n+    jest.useFakeTimers();\n+    jest.spyOn(global, 'setTimeout');\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/utils/__tests__/scheduler.test.ts",
+        "@@ -5,1 +5,2 @@\n-    jest.useFakeTimers('legacy');\n+    jest.useFakeTimers();\n+    jest.spyOn(global, 'setTimeout');\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         "ts-jest[config] (WARN) Define `ts-jest` config under `globals` is deprecated. Please do\ntransform: {\n    <transform_regex>: ['ts-jest', { /* ts-jest config goes here in Jest */ }],\n},\n\n"
         + jest_summary(rng, 0, 14, 0, 91, snap="24 passed, 24 total", lo=8.0, hi=11.0),
         dur=9.7,
@@ -1166,30 +1022,22 @@ describe('scheduler', () => {
     r.turn(
         "All green. Clean up the ts-jest deprecation warning by moving its config into transform."
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "jest.config.ts",
-            "diff": "@@ -4,1 +4,4 @@\n-  preset: 'ts-jest',\n+  transform: {\n+    '^.+\\\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.test.json', isolatedModules: true }],\n+  },\n@@ -10,3 +12,0 @@\n-  globals: {\n-    'ts-jest': { tsconfig: 'tsconfig.test.json', isolatedModules: true },\n-  },\n",
-        },
+    apply_diff(
+        r,
+        "jest.config.ts",
+        "@@ -4,1 +4,4 @@\n-  preset: 'ts-jest',\n+  transform: {\n+    '^.+\\\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.test.json', isolatedModules: true }],\n+  },\n@@ -10,3 +12,0 @@\n-  globals: {\n-    'ts-jest': { tsconfig: 'tsconfig.test.json', isolatedModules: true },\n-  },\n",
         "applied 2 hunks",
-        dur=0.1,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest"},
+    shell(
+        r,
+        "npx jest",
         jest_summary(rng, 0, 14, 0, 91, snap="24 passed, 24 total", lo=8.0, hi=11.0),
         dur=9.1,
     )
-    r.call(
-        "shell",
-        {"cmd": "npx tsc --noEmit -p tsconfig.test.json"},
-        "(no output, exit code 0)",
-        dur=5.5,
-    )
-    r.call(
-        "shell",
-        {"cmd": "git status --short"},
+    shell(r, "npx tsc --noEmit -p tsconfig.test.json", "(no output, exit code 0)", dur=5.5)
+    shell(
+        r,
+        "git status --short",
         " M jest.config.ts\n M package-lock.json\n M package.json\n M src/utils/__tests__/scheduler.test.ts",
         dur=0.1,
     )
@@ -1218,9 +1066,10 @@ def jsdev_same_assertion_loop():
     """Two real fixes, then edits to a dead copy of formatMoney; jest failure identical except timing."""
     rng = random.Random(1105)
     r = Run("jsdev_same_assertion_loop", SHAPE, "loop", 10)
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/billing"},
+    npx_jest(
+        r,
+        rng,
+        "src/billing",
         " FAIL  src/billing/__tests__/discount.test.ts\n  ● applyDiscount › caps percentage discounts at 100%\n\n"
         "    Expected: 0\n    Received: -250\n\n      at Object.<anonymous> (src/billing/__tests__/discount.test.ts:31:40)\n\n"
         " FAIL  src/billing/__tests__/tax.test.ts\n  ● computeTax › rounds half up to the cent\n\n"
@@ -1228,53 +1077,42 @@ def jsdev_same_assertion_loop():
         + MONEY_FAIL.replace(
             " PASS  src/billing/__tests__/tax.test.ts\n PASS  src/billing/__tests__/discount.test.ts\n\n",
             "",
-        )
-        + jest_summary(rng, 3, 0, 3, 13, pattern="src\\/billing"),
-        error=True,
+        ),
+        (3, 0, 3, 13),
         dur=3.9,
     )
-    r.call(
-        "read",
-        {"path": "src/billing/discount.ts", "start_line": 10, "end_line": 24},
-        read_result(
-            "src/billing/discount.ts",
-            """
+    read_slice(
+        r,
+        "src/billing/discount.ts",
+        """
 export function applyDiscount(amount: number, d: Discount): number {
   if (d.kind === 'fixed') return Math.max(0, amount - d.value);
   return amount - Math.round((amount * d.percent) / 100);
 }
 """,
-            10,
-            24,
-            total=13,
-        ),
-        dur=0.2,
+        10,
+        24,
+        total=13,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/billing/discount.ts",
-            "diff": "@@ -12,1 +12,2 @@\n-  return amount - Math.round((amount * d.percent) / 100);\n+  const pct = Math.min(100, Math.max(0, d.percent));\n+  return amount - Math.round((amount * pct) / 100);\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/billing/discount.ts",
+        "@@ -12,1 +12,2 @@\n-  return amount - Math.round((amount * d.percent) / 100);\n+  const pct = Math.min(100, Math.max(0, d.percent));\n+  return amount - Math.round((amount * pct) / 100);\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/billing"},
+    npx_jest(
+        r,
+        rng,
+        "src/billing",
         " FAIL  src/billing/__tests__/tax.test.ts\n  ● computeTax › rounds half up to the cent\n\n"
         "    Expected: 103\n    Received: 102\n\n      at Object.<anonymous> (src/billing/__tests__/tax.test.ts:14:28)\n\n"
-        + MONEY_FAIL.replace(" PASS  src/billing/__tests__/tax.test.ts\n", "")
-        + jest_summary(rng, 2, 1, 2, 14, pattern="src\\/billing"),
-        error=True,
+        + MONEY_FAIL.replace(" PASS  src/billing/__tests__/tax.test.ts\n", ""),
+        (2, 1, 2, 14),
         dur=3.6,
     )
-    r.call(
-        "read",
-        {"path": "src/billing/tax.ts", "start_line": 1, "end_line": 20},
-        read_result(
-            "src/billing/tax.ts",
-            """
+    read_slice(
+        r,
+        "src/billing/tax.ts",
+        """
 import { TAX_RATES } from './rates';
 
 export function computeTax(netCents: number, region: string): number {
@@ -1282,48 +1120,32 @@ export function computeTax(netCents: number, region: string): number {
   return Math.floor(netCents * rate);
 }
 """,
-            1,
-            20,
-            total=6,
-        ),
-        dur=0.2,
+        1,
+        20,
+        total=6,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/billing/tax.ts",
-            "diff": "@@ -5,1 +5,1 @@\n-  return Math.floor(netCents * rate);\n+  return Math.round(netCents * rate);\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/billing/tax.ts",
+        "@@ -5,1 +5,1 @@\n-  return Math.floor(netCents * rate);\n+  return Math.round(netCents * rate);\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx jest src/billing"},
-        MONEY_FAIL + jest_summary(rng, 1, 2, 1, 15, pattern="src\\/billing"),
-        error=True,
-        dur=3.5,
-    )
+    npx_jest(r, rng, "src/billing", MONEY_FAIL, (1, 2, 1, 15), dur=3.5)
     r.turn(
         "Down to the currency format. Expected 'USD 12.50', got '12.5 USD'. Let me look at the money formatter in billing."
     )
-    r.call(
-        "read",
-        {"path": "src/billing/money.ts", "start_line": 1, "end_line": 20},
-        read_result(
-            "src/billing/money.ts",
-            """
+    read_slice(
+        r,
+        "src/billing/money.ts",
+        """
 // legacy helper, kept for the v1 export endpoint
 export function formatMoney(cents: number, currency: string): string {
   const major = cents / 100;
   return `${major} ${currency}`;
 }
 """,
-            1,
-            20,
-            total=5,
-        ),
-        dur=0.2,
+        1,
+        20,
+        total=5,
     )
     diffs = [
         (
@@ -1354,16 +1176,11 @@ export function formatMoney(cents: number, currency: string): string {
     for i, (d, thought) in enumerate(diffs):
         if i > 0:
             r.turn(thought)
-        r.call(
-            "apply_diff",
-            {"path": "src/billing/money.ts", "diff": f"@@ -2,4 +2,4 @@\n{d}"},
-            "applied 1 hunk",
-            dur=0.1,
-        )
+        apply_diff(r, "src/billing/money.ts", f"@@ -2,4 +2,4 @@\n{d}")
         if i == 4:
-            r.call(
-                "shell",
-                {"cmd": "npx jest --clearCache && npx jest src/billing"},
+            shell(
+                r,
+                "npx jest --clearCache && npx jest src/billing",
                 "Cleared /tmp/jest_rs\n"
                 + MONEY_FAIL
                 + jest_summary(rng, 1, 2, 1, 15, pattern="src\\/billing", lo=5.5, hi=8.0),
@@ -1371,9 +1188,9 @@ export function formatMoney(cents: number, currency: string): string {
                 dur=7.1,
             )
         else:
-            r.call(
-                "shell",
-                {"cmd": "npx jest src/billing"},
+            shell(
+                r,
+                "npx jest src/billing",
                 MONEY_FAIL + jest_summary(rng, 1, 2, 1, 15, pattern="src\\/billing"),
                 error=True,
                 dur=rng.uniform(3.2, 4.2),
@@ -1391,9 +1208,9 @@ def jsdev_diff_wont_apply():
     """After prettier reformats router.ts, the agent keeps re-guessing the hunk context instead of re-reading."""
     rng = random.Random(1106)
     r = Run("jsdev_diff_wont_apply", SHAPE, "loop", 8)
-    r.call(
-        "shell",
-        {"cmd": "npx eslint src --ext .ts"},
+    shell(
+        r,
+        "npx eslint src --ext .ts",
         "\n/home/dev/orders-svc/src/server/auth.ts\n  12:10  error  'jwtDecode' is defined but never used  @typescript-eslint/no-unused-vars\n\n"
         "/home/dev/orders-svc/src/server/router.ts\n  88:5  error  Promises must be awaited, end with a call to .catch, end with a call to .then with a rejection handler or be explicitly marked as ignored with the `void` operator  @typescript-eslint/no-floating-promises\n\n"
         "/home/dev/orders-svc/src/utils/strings.ts\n  40:7  error  'slug' is never reassigned. Use 'const' instead  prefer-const\n\n"
@@ -1401,12 +1218,10 @@ def jsdev_diff_wont_apply():
         error=True,
         dur=7.8,
     )
-    r.call(
-        "read",
-        {"path": "src/server/router.ts", "start_line": 82, "end_line": 96},
-        read_result(
-            "src/server/router.ts",
-            """
+    read_slice(
+        r,
+        "src/server/router.ts",
+        """
 router.post("/orders/:id/refund", requireAuth, async (req, res) => {
     const order = await orders.get(req.params.id)
     if (!order) return res.status(404).json({ error: "not_found" })
@@ -1418,55 +1233,35 @@ router.post("/orders/:id/refund", requireAuth, async (req, res) => {
     res.status(201).json(refund)
 })
 """,
-            82,
-            96,
-        ),
-        dur=0.2,
+        82,
+        96,
     )
-    r.call(
-        "read",
-        {"path": "src/server/auth.ts", "start_line": 1, "end_line": 16},
-        read_result(
-            "src/server/auth.ts",
-            "import type { NextFunction, Request, Response } from 'express';\nimport { verify } from 'jsonwebtoken';\nimport { config } from '../config';\nimport { log } from '../log';\n\nexport interface AuthedUser {\n  id: string;\n  roles: string[];\n}\n\n// TODO: drop once all clients send signed tokens\nimport { jwtDecode } from 'jwt-decode';\n\nexport function requireAuth(req: Request, res: Response, next: NextFunction) {\n  const header = req.headers.authorization ?? '';\n  const token = header.replace(/^Bearer /, '');",
-            1,
-            16,
-        ),
-        dur=0.2,
+    read_slice(
+        r,
+        "src/server/auth.ts",
+        "import type { NextFunction, Request, Response } from 'express';\nimport { verify } from 'jsonwebtoken';\nimport { config } from '../config';\nimport { log } from '../log';\n\nexport interface AuthedUser {\n  id: string;\n  roles: string[];\n}\n\n// TODO: drop once all clients send signed tokens\nimport { jwtDecode } from 'jwt-decode';\n\nexport function requireAuth(req: Request, res: Response, next: NextFunction) {\n  const header = req.headers.authorization ?? '';\n  const token = header.replace(/^Bearer /, '');",
+        1,
+        16,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/server/auth.ts",
-            "diff": "@@ -12,1 +11,0 @@\n-import { jwtDecode } from 'jwt-decode';\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r, "src/server/auth.ts", "@@ -12,1 +11,0 @@\n-import { jwtDecode } from 'jwt-decode';\n"
     )
-    r.call(
-        "read",
-        {"path": "src/utils/strings.ts", "start_line": 36, "end_line": 44},
-        read_result(
-            "src/utils/strings.ts",
-            "export function slugify(s: string): string {\n  // collapse whitespace and strip accents\n  const base = s.normalize('NFKD').replace(/[\\u0300-\\u036f]/g, '');\n  let slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n  return slug.replace(/^-|-$/g, '');\n}",
-            36,
-            44,
-            total=41,
-        ),
-        dur=0.2,
+    read_slice(
+        r,
+        "src/utils/strings.ts",
+        "export function slugify(s: string): string {\n  // collapse whitespace and strip accents\n  const base = s.normalize('NFKD').replace(/[\\u0300-\\u036f]/g, '');\n  let slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n  return slug.replace(/^-|-$/g, '');\n}",
+        36,
+        44,
+        total=41,
     )
-    r.call(
-        "apply_diff",
-        {
-            "path": "src/utils/strings.ts",
-            "diff": "@@ -40,1 +40,1 @@\n-  let slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n+  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n",
-        },
-        "applied 1 hunk",
-        dur=0.1,
+    apply_diff(
+        r,
+        "src/utils/strings.ts",
+        "@@ -40,1 +40,1 @@\n-  let slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n+  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-');\n",
     )
-    r.call(
-        "shell",
-        {"cmd": "npx prettier --write src"},
+    shell(
+        r,
+        "npx prettier --write src",
         "src/config.ts 41ms (unchanged)\nsrc/index.ts 12ms (unchanged)\nsrc/server/auth.ts 18ms (unchanged)\nsrc/server/router.ts 57ms\n"
         "src/server/validate.ts 22ms (unchanged)\nsrc/utils/strings.ts 9ms (unchanged)\nsrc/utils/time.ts 7ms (unchanged)",
         dur=1.9,
@@ -1496,20 +1291,17 @@ router.post("/orders/:id/refund", requireAuth, async (req, res) => {
     for i, (v, st) in enumerate(zip(variants, starts)):
         if thoughts[i]:
             r.turn(thoughts[i])
-        r.call(
-            "apply_diff",
-            {
-                "path": "src/server/router.ts",
-                "diff": f"@@ -{st},{v.count(chr(10)) - 1} +{st},{v.count(chr(10)) - 1} @@\n{v}",
-            },
+        apply_diff(
+            r,
+            "src/server/router.ts",
+            f"@@ -{st},{v.count(chr(10)) - 1} +{st},{v.count(chr(10)) - 1} @@\n{v}",
             f"error: hunk 1 did not apply\n  src/server/router.ts: no match for hunk context near line {st} (searched +/-{rng.choice([20, 30, 40])} lines)",
             error=True,
-            dur=0.1,
         )
         if i == 3:
-            r.call(
-                "shell",
-                {"cmd": "npx eslint src/server/router.ts"},
+            shell(
+                r,
+                "npx eslint src/server/router.ts",
                 "\n/home/dev/orders-svc/src/server/router.ts\n  91:5  error  Promises must be awaited, end with a call to .catch, end with a call to .then with a rejection handler or be explicitly marked as ignored with the `void` operator  @typescript-eslint/no-floating-promises\n\n✖ 1 problem (1 error, 0 warnings)",
                 error=True,
                 dur=rng.uniform(3.0, 4.5),
@@ -1542,42 +1334,38 @@ def jsdev_eresolve_loop():
     """npm install / npm ci / clean reinstall, all hitting the same peer-dependency ERESOLVE."""
     rng = random.Random(1107)
     r = Run("jsdev_eresolve_loop", SHAPE, "loop", 2)
-    r.call(
-        "shell",
-        {"cmd": "git pull --rebase origin main"},
+    shell(
+        r,
+        "git pull --rebase origin main",
         "From github.com:acme/web-dashboard\n * branch            main       -> FETCH_HEAD\n   3f2a1c4..9b7e0d2  main       -> origin/main\n"
         "Updating 3f2a1c4..9b7e0d2\nFast-forward\n package.json      |   4 +-\n package-lock.json | 212 +++++++++++++++++-----------\n"
         " src/App.tsx       |  18 ++-\n 3 files changed, 141 insertions(+), 93 deletions(-)",
         dur=2.4,
     )
-    r.call(
-        "shell", {"cmd": "npm install"}, eresolve(rng, 14), error=True, dur=rng.uniform(2.5, 4.0)
-    )
+    shell(r, "npm install", eresolve(rng, 14), error=True, dur=rng.uniform(2.5, 4.0))
     r.turn(
         "ERESOLVE after main bumped react to 18. Maybe my node_modules is stale; try a clean install from the lockfile."
     )
-    r.call("shell", {"cmd": "npm ci"}, eresolve(rng, 15), error=True, dur=rng.uniform(2.5, 4.0))
-    r.call(
-        "shell",
-        {"cmd": "rm -rf node_modules && npm install"},
+    shell(r, "npm ci", eresolve(rng, 15), error=True, dur=rng.uniform(2.5, 4.0))
+    shell(
+        r,
+        "rm -rf node_modules && npm install",
         eresolve(rng, 16),
         error=True,
         dur=rng.uniform(6, 9),
     )
     r.turn("Same conflict. Possibly a corrupted npm cache.")
-    r.call(
-        "shell",
-        {"cmd": "npm cache clean --force && npm install"},
+    shell(
+        r,
+        "npm cache clean --force && npm install",
         eresolve(rng, 18, prefix="npm WARN using --force Recommended protections disabled.\n"),
         error=True,
         dur=rng.uniform(8, 12),
     )
-    r.call(
-        "read",
-        {"path": "package.json", "start_line": 1, "end_line": 40},
-        read_result(
-            "package.json",
-            """
+    read_slice(
+        r,
+        "package.json",
+        """
 {
   "name": "web-dashboard",
   "version": "0.14.2",
@@ -1602,35 +1390,27 @@ def jsdev_eresolve_loop():
   }
 }
 """,
-            1,
-            40,
-            total=23,
-        ),
-        dur=0.2,
+        1,
+        40,
+        total=23,
     )
     r.turn(
         "package.json looks fine to me. Retry the install; the registry may have served a stale manifest."
     )
-    r.call(
-        "shell", {"cmd": "npm install"}, eresolve(rng, 21), error=True, dur=rng.uniform(2.5, 4.0)
-    )
-    r.call("shell", {"cmd": "npm ci"}, eresolve(rng, 22), error=True, dur=rng.uniform(2.5, 4.0))
-    r.call(
-        "shell",
-        {"cmd": "rm -rf node_modules package-lock.json && npm install"},
+    shell(r, "npm install", eresolve(rng, 21), error=True, dur=rng.uniform(2.5, 4.0))
+    shell(r, "npm ci", eresolve(rng, 22), error=True, dur=rng.uniform(2.5, 4.0))
+    shell(
+        r,
+        "rm -rf node_modules package-lock.json && npm install",
         eresolve(rng, 24),
         error=True,
         dur=rng.uniform(9, 14),
     )
-    r.call(
-        "shell",
-        {"cmd": "npm install --prefer-online"},
-        eresolve(rng, 26),
-        error=True,
-        dur=rng.uniform(3.0, 5.0),
+    shell(
+        r, "npm install --prefer-online", eresolve(rng, 26), error=True, dur=rng.uniform(3.0, 5.0)
     )
     r.turn("Still ERESOLVE on @testing-library/react-hooks. Let me try installing once more.")
-    r.call("shell", {"cmd": "npm i"}, eresolve(rng, 27), error=True, dur=rng.uniform(2.5, 4.0))
+    shell(r, "npm i", eresolve(rng, 27), error=True, dur=rng.uniform(2.5, 4.0))
     return r
 
 
@@ -1666,13 +1446,11 @@ def jsdev_config_flipflop():
     """testEnvironment flipped node <-> jsdom; each setting gives the same one of two failure sets."""
     rng = random.Random(1108)
     r = Run("jsdev_config_flipflop", SHAPE, "loop", 4)
-    r.call("shell", {"cmd": "npx jest"}, jest_env_node(rng), error=True, dur=5.1)
-    r.call(
-        "read",
-        {"path": "jest.config.js", "start_line": 1, "end_line": 20},
-        read_result(
-            "jest.config.js",
-            """
+    shell(r, "npx jest", jest_env_node(rng), error=True, dur=5.1)
+    read_slice(
+        r,
+        "jest.config.js",
+        """
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -1681,17 +1459,15 @@ module.exports = {
   moduleNameMapper: { '^@/(.*)$': '<rootDir>/src/$1' },
 };
 """,
-            1,
-            20,
-            total=7,
-        ),
-        dur=0.2,
+        1,
+        20,
+        total=7,
     )
     to_jsdom = "@@ -3,1 +3,1 @@\n-  testEnvironment: 'node',\n+  testEnvironment: 'jsdom',\n"
     to_node = "@@ -3,1 +3,1 @@\n-  testEnvironment: 'jsdom',\n+  testEnvironment: 'node',\n"
     r.turn("Component tests need a DOM. Switch testEnvironment to jsdom.")
-    r.call("apply_diff", {"path": "jest.config.js", "diff": to_jsdom}, "applied 1 hunk", dur=0.1)
-    r.call("shell", {"cmd": "npx jest"}, jest_env_jsdom(rng), error=True, dur=6.3)
+    apply_diff(r, "jest.config.js", to_jsdom)
+    shell(r, "npx jest", jest_env_jsdom(rng), error=True, dur=6.3)
     thoughts_node = [
         "jsdom breaks the server tests (TextEncoder, crypto.subtle). Those need node; switch back.",
         "Node breaks the components again. Maybe the jsdom failures were a cache issue; try jsdom again.",
@@ -1704,17 +1480,11 @@ module.exports = {
     ]
     for i in range(3):
         r.turn(thoughts_node[i])
-        r.call("apply_diff", {"path": "jest.config.js", "diff": to_node}, "applied 1 hunk", dur=0.1)
-        r.call(
-            "shell", {"cmd": "npx jest"}, jest_env_node(rng), error=True, dur=rng.uniform(4.5, 5.6)
-        )
+        apply_diff(r, "jest.config.js", to_node)
+        shell(r, "npx jest", jest_env_node(rng), error=True, dur=rng.uniform(4.5, 5.6))
         r.turn(thoughts_jsdom[i])
-        r.call(
-            "apply_diff", {"path": "jest.config.js", "diff": to_jsdom}, "applied 1 hunk", dur=0.1
-        )
-        r.call(
-            "shell", {"cmd": "npx jest"}, jest_env_jsdom(rng), error=True, dur=rng.uniform(5.5, 7.0)
-        )
+        apply_diff(r, "jest.config.js", to_jsdom)
+        shell(r, "npx jest", jest_env_jsdom(rng), error=True, dur=rng.uniform(5.5, 7.0))
     return r
 
 

@@ -33,6 +33,21 @@ def tok(rng, n=43):
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
+def http_get(r, url, headers, response, error=False, dur=0.8):
+    """An http_get call of url answered with a Site.response() text."""
+    r.call("http_get", {"url": url, "headers": headers}, response, error=error, dur=dur)
+
+
+def parse_html(r, selector, result, dur=0.8):
+    """A parse_html call of selector on the last fetched page."""
+    r.call("parse_html", {"selector": selector}, result, dur=dur)
+
+
+def save_record(r, data, result, dur=0.8):
+    """A save_record call storing data."""
+    r.call("save_record", {"data": data}, result, dur=dur)
+
+
 class Site:
     """Builds plausible HTTP responses whose volatile parts (Date, ray ids, cookies, nonces) vary."""
 
@@ -180,9 +195,10 @@ def scrape_paginate_listing():
             f'<body><h1>Lighting</h1><p class="count">139 products</p><ul class="product-grid">{cards}…</ul><nav class="pagination">{nxt}</nav>'
         )
         req_headers = dict(headers, Cookie=cookie) if page > 1 else headers
-        r.call(
-            "http_get",
-            {"url": url, "headers": req_headers},
+        http_get(
+            r,
+            url,
+            req_headers,
             site.response(
                 200,
                 "OK",
@@ -195,9 +211,9 @@ def scrape_paginate_listing():
             ),
             dur=rng.uniform(0.35, 1.1),
         )
-        r.call(
-            "parse_html",
-            {"selector": "li.product-card"},
+        parse_html(
+            r,
+            "li.product-card",
             f"{n} elements matched:\n"
             + "\n".join(
                 f"{it['sku']} | {it['name']} | {it['price']} | {it['stock']}" for it in items
@@ -205,9 +221,9 @@ def scrape_paginate_listing():
             dur=0.05,
         )
         total += n
-        r.call(
-            "save_record",
-            {"data": {"source": url, "page": page, "items": items}},
+        save_record(
+            r,
+            {"source": url, "page": page, "items": items},
             f"ok: {n} records appended to lumenhome_lighting.jsonl (total {total})",
             dur=0.04,
         )
@@ -314,9 +330,10 @@ def scrape_detail_links():
         f'<li><a class="book-link" href="/catalog/book/{slug}">{title}</a></li>'
         for slug, title, *_ in BOOKS[:4]
     )
-    r.call(
-        "http_get",
-        {"url": "https://books.tidewaterpress.com/catalog/science", "headers": h},
+    http_get(
+        r,
+        "https://books.tidewaterpress.com/catalog/science",
+        h,
         site.response(
             200,
             "OK",
@@ -330,9 +347,9 @@ def scrape_detail_links():
         ),
         dur=0.62,
     )
-    r.call(
-        "parse_html",
-        {"selector": "a.book-link@href"},
+    parse_html(
+        r,
+        "a.book-link@href",
         "8 elements matched:\n" + "\n".join(f"/catalog/book/{b[0]}" for b in BOOKS),
         dur=0.03,
     )
@@ -346,9 +363,10 @@ def scrape_detail_links():
             f'<dt>Price</dt><dd>{price}</dd></dl><p class="stock">{"Out of stock" if stock == 0 else f"{stock} in stock"}</p>'
             f'<form method="post" action="/cart"><input type="hidden" name="_token" value="{tok(rng, 40)}">…'
         )
-        r.call(
-            "http_get",
-            {"url": url, "headers": h},
+        http_get(
+            r,
+            url,
+            h,
             site.response(
                 200,
                 "OK",
@@ -358,25 +376,23 @@ def scrape_detail_links():
             ),
             dur=rng.uniform(0.3, 0.9),
         )
-        r.call(
-            "parse_html",
-            {"selector": "article.book h1, p.author, dl.book-meta dd, p.stock"},
+        parse_html(
+            r,
+            "article.book h1, p.author, dl.book-meta dd, p.stock",
             f"{title}\nby {author}\n{isbn}\n{pages}\n{pub}\n{price}\n{'Out of stock' if stock == 0 else f'{stock} in stock'}",
             dur=0.03,
         )
-        r.call(
-            "save_record",
+        save_record(
+            r,
             {
-                "data": {
-                    "url": url,
-                    "title": title,
-                    "author": author,
-                    "isbn": isbn,
-                    "pages": pages,
-                    "published": pub,
-                    "price": price,
-                    "stock": stock,
-                }
+                "url": url,
+                "title": title,
+                "author": author,
+                "isbn": isbn,
+                "pages": pages,
+                "published": pub,
+                "price": price,
+                "stock": stock,
             },
             f"ok: record {isbn} written (tidewater_science.jsonl, {i + 1} rows)",
             dur=0.03,
@@ -464,9 +480,10 @@ def scrape_429_backoff():
         url, rows, body = ok_page(page)
         if page in (3, 5):
             wait = 20 if page == 3 else 30
-            r.call(
-                "http_get",
-                {"url": url, "headers": h},
+            http_get(
+                r,
+                url,
+                h,
                 site.response(
                     429,
                     "Too Many Requests",
@@ -486,9 +503,10 @@ def scrape_429_backoff():
                 f"429 with Retry-After: {wait}. Waiting {wait + 1}s, then retrying page {page} once."
             )
             r.clock += wait + 1.0
-        r.call(
-            "http_get",
-            {"url": url, "headers": h},
+        http_get(
+            r,
+            url,
+            h,
             site.response(
                 200,
                 "OK",
@@ -501,9 +519,9 @@ def scrape_429_backoff():
             ),
             dur=rng.uniform(0.4, 1.2),
         )
-        r.call(
-            "parse_html",
-            {"selector": "div.job"},
+        parse_html(
+            r,
+            "div.job",
             f"{len(rows) if page < 6 else 8} elements matched:\n"
             + "\n".join(
                 f"{j['id']} | {j['title']} | {j['company']} | {j['location']} | {j['salary']} | {j['posted']}"
@@ -513,9 +531,9 @@ def scrape_429_backoff():
         )
         n = 10 if page < 6 else 8
         saved += n
-        r.call(
-            "save_record",
-            {"data": {"query": "data engineer", "page": page, "jobs": rows[:n]}},
+        save_record(
+            r,
+            {"query": "data engineer", "page": page, "jobs": rows[:n]},
             f"ok: {n} rows inserted into jobs (total {saved})",
             dur=0.05,
         )
@@ -535,9 +553,10 @@ def scrape_login_account():
     site = Site(r, rng, "portal.brightwave-energy.com", colo="DUB")
     csrf = tok(rng, 40)
     anon = hexid(rng, 32)
-    r.call(
-        "http_get",
-        {"url": "https://portal.brightwave-energy.com/login", "headers": {"User-Agent": UA_CHROME}},
+    http_get(
+        r,
+        "https://portal.brightwave-energy.com/login",
+        {"User-Agent": UA_CHROME},
         site.response(
             200,
             "OK",
@@ -551,24 +570,17 @@ def scrape_login_account():
         ),
         dur=0.55,
     )
-    r.call(
-        "parse_html",
-        {"selector": "input[name=csrf_token]@value"},
-        f"1 element matched:\n{csrf}",
-        dur=0.02,
-    )
+    parse_html(r, "input[name=csrf_token]@value", f"1 element matched:\n{csrf}", dur=0.02)
     basic = base64.b64encode(b"dana.kowalski@example.net:********").decode()
     sid = hexid(rng, 32)
-    r.call(
-        "http_get",
+    http_get(
+        r,
+        "https://portal.brightwave-energy.com/api/v2/auth/login",
         {
-            "url": "https://portal.brightwave-energy.com/api/v2/auth/login",
-            "headers": {
-                "User-Agent": UA_CHROME,
-                "Authorization": f"Basic {basic}",
-                "X-CSRF-Token": csrf,
-                "Cookie": f"bw_sid={anon}; bw_csrf={csrf}",
-            },
+            "User-Agent": UA_CHROME,
+            "Authorization": f"Basic {basic}",
+            "X-CSRF-Token": csrf,
+            "Cookie": f"bw_sid={anon}; bw_csrf={csrf}",
         },
         site.response(
             200,
@@ -596,12 +608,10 @@ def scrape_login_account():
     )
     cookie = f"bw_sid={sid}; bw_csrf={csrf}"
     sid2 = hexid(rng, 32)
-    r.call(
-        "http_get",
-        {
-            "url": "https://portal.brightwave-energy.com/account",
-            "headers": {"User-Agent": UA_CHROME, "Cookie": cookie},
-        },
+    http_get(
+        r,
+        "https://portal.brightwave-energy.com/account",
+        {"User-Agent": UA_CHROME, "Cookie": cookie},
         site.response(
             200,
             "OK",
@@ -618,22 +628,20 @@ def scrape_login_account():
         ),
         dur=0.71,
     )
-    r.call(
-        "parse_html",
-        {"selector": "section.account-summary p"},
+    parse_html(
+        r,
+        "section.account-summary p",
         "4 elements matched:\nAccount no. BW-0048213\nTariff: Flex Green 12M\nBalance: £-42.17 (in credit)\nNext direct debit: £96.00 on 28 Mar 2024",
         dur=0.02,
     )
-    r.call(
-        "save_record",
+    save_record(
+        r,
         {
-            "data": {
-                "kind": "account",
-                "account_no": "BW-0048213",
-                "tariff": "Flex Green 12M",
-                "balance_gbp": -42.17,
-                "next_dd": {"amount": 96.0, "date": "2024-03-28"},
-            }
+            "kind": "account",
+            "account_no": "BW-0048213",
+            "tariff": "Flex Green 12M",
+            "balance_gbp": -42.17,
+            "next_dd": {"amount": 96.0, "date": "2024-03-28"},
         },
         "ok: saved account BW-0048213",
         dur=0.03,
@@ -672,12 +680,10 @@ def scrape_login_account():
             f"<tr><td>{i['id']}</td><td>{i['period']}</td><td>{i['kwh']} kWh</td><td>{i['amount']}</td></tr>"
             for i in inv[:2]
         )
-        r.call(
-            "http_get",
-            {
-                "url": f"https://portal.brightwave-energy.com/account/invoices?page={page}",
-                "headers": {"User-Agent": UA_CHROME, "Cookie": cookie},
-            },
+        http_get(
+            r,
+            f"https://portal.brightwave-energy.com/account/invoices?page={page}",
+            {"User-Agent": UA_CHROME, "Cookie": cookie},
             site.response(
                 200,
                 "OK",
@@ -693,26 +699,24 @@ def scrape_login_account():
             dur=rng.uniform(0.5, 0.9),
         )
         cookie = f"bw_sid={new_sid}; bw_csrf={csrf}"
-        r.call(
-            "parse_html",
-            {"selector": "table.invoices tbody tr"},
+        parse_html(
+            r,
+            "table.invoices tbody tr",
             "6 elements matched:\n"
             + "\n".join(f"{i['id']} | {i['period']} | {i['kwh']} kWh | {i['amount']}" for i in inv),
             dur=0.02,
         )
-    r.call(
-        "save_record",
-        {"data": {"kind": "invoices", "account_no": "BW-0048213", "invoices": all_inv}},
+    save_record(
+        r,
+        {"kind": "invoices", "account_no": "BW-0048213", "invoices": all_inv},
         "ok: saved 12 invoices for BW-0048213",
         dur=0.04,
     )
     first = all_inv[0]
-    r.call(
-        "http_get",
-        {
-            "url": f"https://portal.brightwave-energy.com/account/invoices/{first['id']}",
-            "headers": {"User-Agent": UA_CHROME, "Cookie": cookie},
-        },
+    http_get(
+        r,
+        f"https://portal.brightwave-energy.com/account/invoices/{first['id']}",
+        {"User-Agent": UA_CHROME, "Cookie": cookie},
         site.response(
             200,
             "OK",
@@ -722,24 +726,22 @@ def scrape_login_account():
         ),
         dur=0.66,
     )
-    r.call(
-        "parse_html",
-        {"selector": "div.invoice-detail p"},
+    parse_html(
+        r,
+        "div.invoice-detail p",
         f"4 elements matched:\nStanding charge: 29 days × £0.5589\nUnit rate: {first['kwh']} kWh × £0.2475\nVAT (5%) included\nTotal: {first['amount']}",
         dur=0.02,
     )
-    r.call(
-        "save_record",
+    save_record(
+        r,
         {
-            "data": {
-                "kind": "invoice_detail",
-                "id": first["id"],
-                "standing_days": 29,
-                "standing_rate": 0.5589,
-                "unit_rate": 0.2475,
-                "kwh": first["kwh"],
-                "total": first["amount"],
-            }
+            "kind": "invoice_detail",
+            "id": first["id"],
+            "standing_days": 29,
+            "standing_rate": 0.5589,
+            "unit_rate": 0.2475,
+            "kwh": first["kwh"],
+            "total": first["amount"],
         },
         f"ok: saved invoice detail {first['id']}",
         dur=0.03,
@@ -800,9 +802,10 @@ def scrape_cf_challenge_ua():
     site = Site(r, rng, "www.gearhub-outlet.com", colo="ORD")
     for slug, name, price, stock in GEAR:
         url = f"https://www.gearhub-outlet.com/p/{slug}"
-        r.call(
-            "http_get",
-            {"url": url, "headers": {"User-Agent": UA_BOT}},
+        http_get(
+            r,
+            url,
+            {"User-Agent": UA_BOT},
             site.response(
                 200,
                 "OK",
@@ -813,27 +816,21 @@ def scrape_cf_challenge_ua():
             ),
             dur=rng.uniform(0.5, 1.3),
         )
-        r.call(
-            "parse_html",
-            {"selector": "h1.product-title, span.price, p.availability"},
+        parse_html(
+            r,
+            "h1.product-title, span.price, p.availability",
             f"3 elements matched:\n{name}\n{price}\n{stock}",
             dur=0.03,
         )
-        r.call(
-            "save_record",
-            {"data": {"url": url, "name": name, "price": price, "availability": stock}},
+        save_record(
+            r,
+            {"url": url, "name": name, "price": price, "availability": stock},
             f"ok: saved {slug}",
             dur=0.03,
         )
     path = "/p/ridgeline-trekking-poles"
     url = "https://www.gearhub-outlet.com" + path
-    r.call(
-        "http_get",
-        {"url": url, "headers": {"User-Agent": UA_BOT}},
-        cf_challenge(site, rng, path),
-        error=True,
-        dur=0.42,
-    )
+    http_get(r, url, {"User-Agent": UA_BOT}, cf_challenge(site, rng, path), error=True, dur=0.42)
     r.turn(
         "403 'Just a moment...' — Cloudflare is flagging the client. Probably the python-httpx User-Agent; retry with a desktop Chrome UA."
     )
@@ -848,15 +845,16 @@ def scrape_cf_challenge_ua():
     for i, ua in enumerate(UAS):
         if i in thoughts:
             r.turn(thoughts[i])
-        r.call(
-            "http_get",
-            {"url": url, "headers": {"User-Agent": ua}},
+        http_get(
+            r,
+            url,
+            {"User-Agent": ua},
             cf_challenge(site, rng, path),
             error=True,
             dur=rng.uniform(0.3, 0.6),
         )
         if i in (0, 4):
-            r.call("parse_html", {"selector": "h1.product-title"}, "no elements matched", dur=0.02)
+            parse_html(r, "h1.product-title", "no elements matched", dur=0.02)
     r.turn("Every User-Agent still gets the challenge page. I'll try another browser string.")
     return r
 
@@ -869,12 +867,10 @@ def scrape_selector_variations():
     rng = random.Random(2106)
     r = Run("scrape_selector_variations", SHAPE, "loop", 4)
     site = Site(r, rng, "www.trailhead-outfitters.com", colo="SEA")
-    r.call(
-        "http_get",
-        {
-            "url": "https://www.trailhead-outfitters.com/robots.txt",
-            "headers": {"User-Agent": UA_CHROME},
-        },
+    http_get(
+        r,
+        "https://www.trailhead-outfitters.com/robots.txt",
+        {"User-Agent": UA_CHROME},
         site.response(
             200,
             "OK",
@@ -884,12 +880,10 @@ def scrape_selector_variations():
         dur=0.28,
     )
     nonce = tok(rng, 22)
-    r.call(
-        "http_get",
-        {
-            "url": "https://www.trailhead-outfitters.com/c/tents",
-            "headers": {"User-Agent": UA_CHROME, "Accept": "text/html"},
-        },
+    http_get(
+        r,
+        "https://www.trailhead-outfitters.com/c/tents",
+        {"User-Agent": UA_CHROME, "Accept": "text/html"},
         site.response(
             200,
             "OK",
@@ -904,13 +898,8 @@ def scrape_selector_variations():
         ),
         dur=0.47,
     )
-    r.call(
-        "parse_html",
-        {"selector": "title"},
-        "1 element matched:\nTents | Trailhead Outfitters",
-        dur=0.02,
-    )
-    r.call("parse_html", {"selector": "div.product-card"}, "no elements matched", dur=0.02)
+    parse_html(r, "title", "1 element matched:\nTents | Trailhead Outfitters", dur=0.02)
+    parse_html(r, "div.product-card", "no elements matched", dur=0.02)
     r.turn("No product cards. Maybe the class is on another element; try without the tag.")
     selectors = [
         ".product-card",
@@ -932,7 +921,7 @@ def scrape_selector_variations():
     for i, sel in enumerate(selectors):
         if i in thoughts:
             r.turn(thoughts[i])
-        r.call("parse_html", {"selector": sel}, "no elements matched", dur=0.02)
+        parse_html(r, sel, "no elements matched", dur=0.02)
     r.turn(
         "Still nothing matched. The markup must use some other class; I'll keep trying selectors."
     )
@@ -1011,9 +1000,10 @@ def scrape_broken_cursor():
             f'<body><p class="results">Showing {(page - 1) * 16 + 1}–{page * 16} of 213</p><div class="grid">{cards}…</div>'
             f'<a class="next" href="/c/fasteners?sort=popular&page={page + 1}">Next ›</a>'
         )
-        r.call(
-            "http_get",
-            {"url": url, "headers": h},
+        http_get(
+            r,
+            url,
+            h,
             site.response(
                 200,
                 "OK",
@@ -1026,9 +1016,9 @@ def scrape_broken_cursor():
             ),
             dur=rng.uniform(0.4, 1.0),
         )
-        r.call(
-            "parse_html",
-            {"selector": "div.sku-tile"},
+        parse_html(
+            r,
+            "div.sku-tile",
             "16 elements matched:\n"
             + "\n".join(
                 f"{it['sku']} | {it['name']} | pack of {it['pack']} | {it['price']}" for it in items
@@ -1040,12 +1030,7 @@ def scrape_broken_cursor():
             res = f"ok: 16 new records (hollis_fasteners.jsonl, total {total})"
         else:
             res = f"ok: 0 new records, 16 duplicates skipped (key=sku) (hollis_fasteners.jsonl, total {total})"
-        r.call(
-            "save_record",
-            {"data": {"category": "fasteners", "page": page, "items": items}},
-            res,
-            dur=0.04,
-        )
+        save_record(r, {"category": "fasteners", "page": page, "items": items}, res, dur=0.04)
         if page == 5:
             r.turn(
                 "Page 5 came back as duplicates; maybe the popular sort shifted between requests. The header says 213 results, so keep going to page 6."
@@ -1069,9 +1054,10 @@ def scrape_relogin_loop():
 
     def login_page():
         csrf = tok(rng, 40)
-        r.call(
-            "http_get",
-            {"url": "https://app.ledgerly.io/login", "headers": {"User-Agent": UA_CHROME}},
+        http_get(
+            r,
+            "https://app.ledgerly.io/login",
+            {"User-Agent": UA_CHROME},
             site.response(
                 200,
                 "OK",
@@ -1085,15 +1071,13 @@ def scrape_relogin_loop():
 
     def login(csrf):
         sid = tok(rng, 48)
-        r.call(
-            "http_get",
+        http_get(
+            r,
+            "https://app.ledgerly.io/api/auth/login",
             {
-                "url": "https://app.ledgerly.io/api/auth/login",
-                "headers": {
-                    "User-Agent": UA_CHROME,
-                    "Authorization": f"Basic {basic}",
-                    "X-CSRF-Token": csrf,
-                },
+                "User-Agent": UA_CHROME,
+                "Authorization": f"Basic {basic}",
+                "X-CSRF-Token": csrf,
             },
             site.response(
                 200,
@@ -1119,9 +1103,10 @@ def scrape_relogin_loop():
         )
 
     def dashboard(headers):
-        r.call(
-            "http_get",
-            {"url": "https://app.ledgerly.io/dashboard", "headers": headers},
+        http_get(
+            r,
+            "https://app.ledgerly.io/dashboard",
+            headers,
             site.response(
                 302,
                 "Found",
@@ -1140,9 +1125,7 @@ def scrape_relogin_loop():
     )
     login(csrf)
     dashboard({"User-Agent": UA_CHROME})
-    r.call(
-        "parse_html", {"selector": ".account-summary, #balance"}, "no elements matched", dur=0.02
-    )
+    parse_html(r, ".account-summary, #balance", "no elements matched", dur=0.02)
     r.turn("Still the redirect page. Perhaps the session expired instantly; re-authenticate.")
     login(csrf)
     dashboard({"User-Agent": UA_CHROME, "Accept": "text/html"})

@@ -118,6 +118,24 @@ class _Budget:
         }
 
 
+def _gql(r, query, variables, data, extensions):
+    """A graphql call answered with data and the extensions (cost, requestId)."""
+    r.call(
+        "graphql",
+        {"query": query, "variables": variables},
+        _j({"data": data, "extensions": extensions}),
+    )
+
+
+def _read_csv(r, path, columns, rows):
+    """A read_csv call returning rows under columns."""
+    r.call(
+        "read_csv",
+        {"path": path},
+        _j({"path": path, "columns": columns, "rows": rows, "row_count": len(rows)}),
+    )
+
+
 def _ts(rng, day=14, hour=9):
     return f"2024-06-{day:02d}T{hour:02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z"
 
@@ -188,19 +206,11 @@ def shop_paginate_archive_discontinued():
         "Task: archive every product listed in imports/discontinued_skus.csv. I'll read the file, "
         "then page through active products to map SKUs to product ids."
     )
-    r.call(
-        "read_csv",
-        {"path": "imports/discontinued_skus.csv"},
-        _j(
-            {
-                "path": "imports/discontinued_skus.csv",
-                "columns": ["sku", "reason", "requested_by"],
-                "rows": [
-                    {"sku": s, "reason": why, "requested_by": "merch-team"} for s, why, _ in targets
-                ],
-                "row_count": 4,
-            }
-        ),
+    _read_csv(
+        r,
+        "imports/discontinued_skus.csv",
+        ["sku", "reason", "requested_by"],
+        [{"sku": s, "reason": why, "requested_by": "merch-team"} for s, why, _ in targets],
     )
     r.turn(
         "4 SKUs. The products query can't filter on several SKUs reliably, so I'll walk the active catalogue 20 at a time."
@@ -211,13 +221,12 @@ def shop_paginate_archive_discontinued():
         chunk = cat[start : start + 20]
         has_next = start + 20 < 93
         page = _page(chunk, has_next)
-        r.call(
-            "graphql",
-            {
-                "query": Q_PRODUCTS,
-                "variables": {"first": 20, "after": after, "query": "status:active"},
-            },
-            _j({"data": {"products": page}, "extensions": b.ext(122, rng.randint(38, 47))}),
+        _gql(
+            r,
+            Q_PRODUCTS,
+            {"first": 20, "after": after, "query": "status:active"},
+            {"products": page},
+            b.ext(122, rng.randint(38, 47)),
         )
         hits = [
             (p["variants"]["nodes"][0]["sku"], p["id"])
@@ -238,56 +247,45 @@ def shop_paginate_archive_discontinued():
         "products, probably already archived. Archiving the 3 matches."
     )
     for i, (sku, gid) in enumerate(found.items()):
-        r.call(
-            "graphql",
-            {"query": M_PRODUCT_UPDATE, "variables": {"input": {"id": gid, "status": "ARCHIVED"}}},
-            _j(
-                {
-                    "data": {
-                        "productUpdate": {
-                            "product": {
-                                "id": gid,
-                                "status": "ARCHIVED",
-                                "updatedAt": _ts(rng, 14, 10 + i),
-                            },
-                            "userErrors": [],
-                        }
-                    },
-                    "extensions": b.ext(10),
-                }
-            ),
-        )
-    r.call(
-        "graphql",
-        {
-            "query": Q_PRODUCTS,
-            "variables": {"first": 5, "after": None, "query": "sku:TRL-0907-MOS"},
-        },
-        _j(
+        _gql(
+            r,
+            M_PRODUCT_UPDATE,
+            {"input": {"id": gid, "status": "ARCHIVED"}},
             {
-                "data": {
-                    "products": {
-                        "edges": [
-                            {
-                                "cursor": _cursor(8011998731),
-                                "node": {
-                                    "id": "gid://shop/Product/8011998731",
-                                    "title": "Trailhead Beanie - Moss",
-                                    "handle": "trailhead-beanie-moss",
-                                    "status": "ARCHIVED",
-                                    "totalInventory": 0,
-                                    "variants": {
-                                        "nodes": [{"sku": "TRL-0907-MOS", "price": "24.00"}]
-                                    },
-                                },
-                            }
-                        ],
-                        "pageInfo": {"hasNextPage": False, "endCursor": _cursor(8011998731)},
+                "productUpdate": {
+                    "product": {
+                        "id": gid,
+                        "status": "ARCHIVED",
+                        "updatedAt": _ts(rng, 14, 10 + i),
+                    },
+                    "userErrors": [],
+                }
+            },
+            b.ext(10),
+        )
+    _gql(
+        r,
+        Q_PRODUCTS,
+        {"first": 5, "after": None, "query": "sku:TRL-0907-MOS"},
+        {
+            "products": {
+                "edges": [
+                    {
+                        "cursor": _cursor(8011998731),
+                        "node": {
+                            "id": "gid://shop/Product/8011998731",
+                            "title": "Trailhead Beanie - Moss",
+                            "handle": "trailhead-beanie-moss",
+                            "status": "ARCHIVED",
+                            "totalInventory": 0,
+                            "variants": {"nodes": [{"sku": "TRL-0907-MOS", "price": "24.00"}]},
+                        },
                     }
-                },
-                "extensions": b.ext(32, 4),
+                ],
+                "pageInfo": {"hasNextPage": False, "endCursor": _cursor(8011998731)},
             }
-        ),
+        },
+        b.ext(32, 4),
     )
     r.turn(
         "Confirmed TRL-0907-MOS was already ARCHIVED. All 4 SKUs are now archived; reporting back."
@@ -331,18 +329,7 @@ def shop_bulk_price_update():
             }
         )
     r.turn("Summer markdown: apply the prices in imports/price_update_2024-06.csv.")
-    r.call(
-        "read_csv",
-        {"path": "imports/price_update_2024-06.csv"},
-        _j(
-            {
-                "path": "imports/price_update_2024-06.csv",
-                "columns": list(rows[0]),
-                "rows": rows,
-                "row_count": 10,
-            }
-        ),
-    )
+    _read_csv(r, "imports/price_update_2024-06.csv", list(rows[0]), rows)
     r.turn(
         "10 rows, one variant per product. productVariantsBulkUpdate is per product, so 10 mutations, "
         "setting price and compareAtPrice (old price) for each."
@@ -359,26 +346,23 @@ def shop_bulk_price_update():
             ],
         }
         if i == 5:
-            r.call(
-                "graphql",
-                {"query": M_VARIANTS_UPDATE, "variables": variables},
-                _j(
-                    {
-                        "data": {
-                            "productVariantsBulkUpdate": {
-                                "product": {"id": row["product_id"]},
-                                "productVariants": [],
-                                "userErrors": [
-                                    {
-                                        "field": ["variants", "0", "compareAtPrice"],
-                                        "message": "Compare at price needs to be higher than Price",
-                                    }
-                                ],
+            _gql(
+                r,
+                M_VARIANTS_UPDATE,
+                variables,
+                {
+                    "productVariantsBulkUpdate": {
+                        "product": {"id": row["product_id"]},
+                        "productVariants": [],
+                        "userErrors": [
+                            {
+                                "field": ["variants", "0", "compareAtPrice"],
+                                "message": "Compare at price needs to be higher than Price",
                             }
-                        },
-                        "extensions": b.ext(11),
+                        ],
                     }
-                ),
+                },
+                b.ext(11),
             )
             r.turn(
                 f"Row 6 ({row['sku']}) has compare_at {row['compare_at_price']} below new price {row['new_price']}; "
@@ -386,54 +370,45 @@ def shop_bulk_price_update():
             )
             variables["variants"][0]["compareAtPrice"] = row["old_price"]
             row["compare_at_price"] = row["old_price"]
-        r.call(
-            "graphql",
-            {"query": M_VARIANTS_UPDATE, "variables": variables},
-            _j(
-                {
-                    "data": {
-                        "productVariantsBulkUpdate": {
-                            "product": {"id": row["product_id"]},
-                            "productVariants": [
-                                {
-                                    "id": row["variant_id"],
-                                    "sku": row["sku"],
-                                    "price": row["new_price"],
-                                    "compareAtPrice": row["compare_at_price"],
-                                }
-                            ],
-                            "userErrors": [],
+        _gql(
+            r,
+            M_VARIANTS_UPDATE,
+            variables,
+            {
+                "productVariantsBulkUpdate": {
+                    "product": {"id": row["product_id"]},
+                    "productVariants": [
+                        {
+                            "id": row["variant_id"],
+                            "sku": row["sku"],
+                            "price": row["new_price"],
+                            "compareAtPrice": row["compare_at_price"],
                         }
-                    },
-                    "extensions": b.ext(11),
+                    ],
+                    "userErrors": [],
                 }
-            ),
+            },
+            b.ext(11),
         )
         if i in (2, 7):
             r.turn(f"{i + 1}/10 updated, budget fine. Continuing.")
     r.turn("All 10 done. Verifying with one nodes() query.")
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "query Check($ids: [ID!]!) { nodes(ids: $ids) { ... on ProductVariant { id sku price compareAtPrice } } }",
+        {"ids": [row["variant_id"] for row in rows]},
         {
-            "query": "query Check($ids: [ID!]!) { nodes(ids: $ids) { ... on ProductVariant { id sku price compareAtPrice } } }",
-            "variables": {"ids": [row["variant_id"] for row in rows]},
+            "nodes": [
+                {
+                    "id": x["variant_id"],
+                    "sku": x["sku"],
+                    "price": x["new_price"],
+                    "compareAtPrice": x["compare_at_price"],
+                }
+                for x in rows
+            ]
         },
-        _j(
-            {
-                "data": {
-                    "nodes": [
-                        {
-                            "id": x["variant_id"],
-                            "sku": x["sku"],
-                            "price": x["new_price"],
-                            "compareAtPrice": x["compare_at_price"],
-                        }
-                        for x in rows
-                    ]
-                },
-                "extensions": b.ext(10, 10),
-            }
-        ),
+        b.ext(10, 10),
     )
     r.turn(
         "Verified: 10/10 variants carry the new price; one compare-at corrected from the sheet's typo."
@@ -492,58 +467,46 @@ def shop_throttled_inventory_report():
     r.turn(
         "Build a low-stock report: compare available stock at every location with the reorder thresholds file."
     )
-    r.call(
-        "read_csv",
-        {"path": "reports/reorder_thresholds.csv"},
-        _j(
-            {
-                "path": "reports/reorder_thresholds.csv",
-                "columns": ["sku_prefix", "min_available"],
-                "rows": [
-                    {"sku_prefix": "TRL", "min_available": "12"},
-                    {"sku_prefix": "SUM", "min_available": "8"},
-                    {"sku_prefix": "GLA", "min_available": "20"},
-                    {"sku_prefix": "*", "min_available": "5"},
-                ],
-                "row_count": 4,
-            }
-        ),
+    _read_csv(
+        r,
+        "reports/reorder_thresholds.csv",
+        ["sku_prefix", "min_available"],
+        [
+            {"sku_prefix": "TRL", "min_available": "12"},
+            {"sku_prefix": "SUM", "min_available": "8"},
+            {"sku_prefix": "GLA", "min_available": "20"},
+            {"sku_prefix": "*", "min_available": "5"},
+        ],
     )
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "{ locations(first: 10) { nodes { id name isActive fulfillsOnlineOrders } } }",
+        {},
         {
-            "query": "{ locations(first: 10) { nodes { id name isActive fulfillsOnlineOrders } } }",
-            "variables": {},
-        },
-        _j(
-            {
-                "data": {
-                    "locations": {
-                        "nodes": [
-                            {
-                                "id": "gid://shop/Location/71203840051",
-                                "name": "Reno Warehouse",
-                                "isActive": True,
-                                "fulfillsOnlineOrders": True,
-                            },
-                            {
-                                "id": "gid://shop/Location/71203872819",
-                                "name": "Portland Flagship",
-                                "isActive": True,
-                                "fulfillsOnlineOrders": False,
-                            },
-                            {
-                                "id": "gid://shop/Location/71204003891",
-                                "name": "Denver Pop-up",
-                                "isActive": True,
-                                "fulfillsOnlineOrders": False,
-                            },
-                        ]
-                    }
-                },
-                "extensions": b.ext(12, 4),
+            "locations": {
+                "nodes": [
+                    {
+                        "id": "gid://shop/Location/71203840051",
+                        "name": "Reno Warehouse",
+                        "isActive": True,
+                        "fulfillsOnlineOrders": True,
+                    },
+                    {
+                        "id": "gid://shop/Location/71203872819",
+                        "name": "Portland Flagship",
+                        "isActive": True,
+                        "fulfillsOnlineOrders": False,
+                    },
+                    {
+                        "id": "gid://shop/Location/71204003891",
+                        "name": "Denver Pop-up",
+                        "isActive": True,
+                        "fulfillsOnlineOrders": False,
+                    },
+                ]
             }
-        ),
+        },
+        b.ext(12, 4),
     )
     r.turn("3 locations. Pulling inventory levels 50 per page, Reno first.")
     locs = [
@@ -583,11 +546,7 @@ def shop_throttled_inventory_report():
             )
             r.clock += 3.0
             b.available = 23.0 + 50.0 * 3.0
-        r.call(
-            "graphql",
-            {"query": Q_LEVELS, "variables": vars_},
-            _j({"data": data, "extensions": b.ext(152, rng.randint(90, 120), refill=pg != 2)}),
-        )
+        _gql(r, Q_LEVELS, vars_, data, b.ext(152, rng.randint(90, 120), refill=pg != 2))
         item = item_next
         after = data["location"]["inventoryLevels"]["pageInfo"]["endCursor"]
     r.turn(
@@ -601,17 +560,16 @@ def shop_throttled_inventory_report():
         after = None
         for k, n in enumerate(sizes):
             data, item = _levels(rng, loc_name, loc_num, n, item, k < len(sizes) - 1)
-            r.call(
-                "graphql",
+            _gql(
+                r,
+                Q_LEVELS,
                 {
-                    "query": Q_LEVELS,
-                    "variables": {
-                        "loc": f"gid://shop/Location/{loc_num}",
-                        "first": 25,
-                        "after": after,
-                    },
+                    "loc": f"gid://shop/Location/{loc_num}",
+                    "first": 25,
+                    "after": after,
                 },
-                _j({"data": data, "extensions": b.ext(77, rng.randint(45, 60))}),
+                data,
+                b.ext(77, rng.randint(45, 60)),
             )
             after = data["location"]["inventoryLevels"]["pageInfo"]["endCursor"]
         r.turn(f"{loc_name}: {sum(sizes)} levels read.")
@@ -646,77 +604,58 @@ def shop_create_product_with_variants():
     r.turn(
         "New product launch from imports/new_ridgeline_jacket.csv: create the product, its 6 variants, stock them, publish."
     )
-    r.call(
-        "read_csv",
-        {"path": "imports/new_ridgeline_jacket.csv"},
-        _j(
-            {
-                "path": "imports/new_ridgeline_jacket.csv",
-                "columns": list(rows[0]),
-                "rows": rows,
-                "row_count": 6,
-            }
-        ),
-    )
+    _read_csv(r, "imports/new_ridgeline_jacket.csv", list(rows[0]), rows)
     pid = "gid://shop/Product/8012519044"
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "mutation Create($product: ProductCreateInput!) { productCreate(product: $product) { product { id handle options { id name optionValues { id name } } variants(first: 1) { nodes { id } } } userErrors { field message } } }",
         {
-            "query": "mutation Create($product: ProductCreateInput!) { productCreate(product: $product) { product { id handle options { id name optionValues { id name } } variants(first: 1) { nodes { id } } } userErrors { field message } } }",
-            "variables": {
-                "product": {
-                    "title": "Ridgeline Insulated Jacket",
-                    "vendor": "Ridgeline",
-                    "productType": "Outerwear",
-                    "status": "DRAFT",
-                    "productOptions": [
-                        {"name": "Size", "values": [{"name": s} for s in sizes]},
-                        {"name": "Color", "values": [{"name": c} for c in colors]},
-                    ],
-                }
-            },
-        },
-        _j(
-            {
-                "data": {
-                    "productCreate": {
-                        "product": {
-                            "id": pid,
-                            "handle": "ridgeline-insulated-jacket",
-                            "options": [
-                                {
-                                    "id": "gid://shop/ProductOption/10301884211",
-                                    "name": "Size",
-                                    "optionValues": [
-                                        {
-                                            "id": f"gid://shop/ProductOptionValue/{3411200870 + i * 37}",
-                                            "name": s,
-                                        }
-                                        for i, s in enumerate(sizes)
-                                    ],
-                                },
-                                {
-                                    "id": "gid://shop/ProductOption/10301884244",
-                                    "name": "Color",
-                                    "optionValues": [
-                                        {
-                                            "id": f"gid://shop/ProductOptionValue/{3411201003 + i * 37}",
-                                            "name": c,
-                                        }
-                                        for i, c in enumerate(colors)
-                                    ],
-                                },
-                            ],
-                            "variants": {
-                                "nodes": [{"id": "gid://shop/ProductVariant/46120031207"}]
-                            },
-                        },
-                        "userErrors": [],
-                    }
-                },
-                "extensions": b.ext(10),
+            "product": {
+                "title": "Ridgeline Insulated Jacket",
+                "vendor": "Ridgeline",
+                "productType": "Outerwear",
+                "status": "DRAFT",
+                "productOptions": [
+                    {"name": "Size", "values": [{"name": s} for s in sizes]},
+                    {"name": "Color", "values": [{"name": c} for c in colors]},
+                ],
             }
-        ),
+        },
+        {
+            "productCreate": {
+                "product": {
+                    "id": pid,
+                    "handle": "ridgeline-insulated-jacket",
+                    "options": [
+                        {
+                            "id": "gid://shop/ProductOption/10301884211",
+                            "name": "Size",
+                            "optionValues": [
+                                {
+                                    "id": f"gid://shop/ProductOptionValue/{3411200870 + i * 37}",
+                                    "name": s,
+                                }
+                                for i, s in enumerate(sizes)
+                            ],
+                        },
+                        {
+                            "id": "gid://shop/ProductOption/10301884244",
+                            "name": "Color",
+                            "optionValues": [
+                                {
+                                    "id": f"gid://shop/ProductOptionValue/{3411201003 + i * 37}",
+                                    "name": c,
+                                }
+                                for i, c in enumerate(colors)
+                            ],
+                        },
+                    ],
+                    "variants": {"nodes": [{"id": "gid://shop/ProductVariant/46120031207"}]},
+                },
+                "userErrors": [],
+            }
+        },
+        b.ext(10),
     )
     r.turn(
         "Product created as DRAFT with options. Now bulk-create the 6 variants, replacing the standalone default variant."
@@ -731,33 +670,25 @@ def shop_create_product_with_variants():
                 "inventoryItem": {"id": f"gid://shop/InventoryItem/{48211907100 + i * 33}"},
             }
         )
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "mutation Vars($productId: ID!, $variants: [ProductVariantsBulkInput!]!) { productVariantsBulkCreate(productId: $productId, variants: $variants, strategy: REMOVE_STANDALONE_VARIANT) { productVariants { id sku title inventoryItem { id } } userErrors { field message } } }",
         {
-            "query": "mutation Vars($productId: ID!, $variants: [ProductVariantsBulkInput!]!) { productVariantsBulkCreate(productId: $productId, variants: $variants, strategy: REMOVE_STANDALONE_VARIANT) { productVariants { id sku title inventoryItem { id } } userErrors { field message } } }",
-            "variables": {
-                "productId": pid,
-                "variants": [
-                    {
-                        "price": row["price"],
-                        "inventoryItem": {"sku": row["sku"], "tracked": True},
-                        "optionValues": [
-                            {"optionName": "Size", "name": row["size"]},
-                            {"optionName": "Color", "name": row["color"]},
-                        ],
-                    }
-                    for row in rows
-                ],
-            },
+            "productId": pid,
+            "variants": [
+                {
+                    "price": row["price"],
+                    "inventoryItem": {"sku": row["sku"], "tracked": True},
+                    "optionValues": [
+                        {"optionName": "Size", "name": row["size"]},
+                        {"optionName": "Color", "name": row["color"]},
+                    ],
+                }
+                for row in rows
+            ],
         },
-        _j(
-            {
-                "data": {
-                    "productVariantsBulkCreate": {"productVariants": variants, "userErrors": []}
-                },
-                "extensions": b.ext(16),
-            }
-        ),
+        {"productVariantsBulkCreate": {"productVariants": variants, "userErrors": []}},
+        b.ext(16),
     )
     reno = "gid://shop/Location/71203840051"
     pdx = "gid://shop/Location/71203872819"
@@ -795,15 +726,12 @@ def shop_create_product_with_variants():
                     ],
                 }
             }
-        r.call(
-            "graphql",
-            {
-                "query": "mutation Adjust($input: InventoryAdjustQuantitiesInput!) { inventoryAdjustQuantities(input: $input) { inventoryAdjustmentGroup { id reason changes { name delta item { sku } } } userErrors { field message code } } }",
-                "variables": {
-                    "input": {"reason": "received", "name": "available", "changes": changes}
-                },
-            },
-            _j({"data": res, "extensions": b.ext(10)}),
+        _gql(
+            r,
+            "mutation Adjust($input: InventoryAdjustQuantitiesInput!) { inventoryAdjustQuantities(input: $input) { inventoryAdjustmentGroup { id reason changes { name delta item { sku } } } userErrors { field message code } } }",
+            {"input": {"reason": "received", "name": "available", "changes": changes}},
+            res,
+            b.ext(10),
         )
 
     r.turn("Variants created. Receiving stock at Reno Warehouse (the default location).")
@@ -817,63 +745,46 @@ def shop_create_product_with_variants():
         f'a{i}: inventoryActivate(inventoryItemId: "{v["inventoryItem"]["id"]}", locationId: "{pdx}") {{ inventoryLevel {{ id }} userErrors {{ message }} }}'
         for i, v in enumerate(variants)
     )
-    r.call(
-        "graphql",
-        {"query": "mutation Activate { " + alias + " }", "variables": {}},
-        _j(
-            {
-                "data": {
-                    f"a{i}": {
-                        "inventoryLevel": {
-                            "id": f"gid://shop/InventoryLevel/71203872819?inventory_item_id={_num(v['inventoryItem']['id'])}"
-                        },
-                        "userErrors": [],
-                    }
-                    for i, v in enumerate(variants)
+    _gql(
+        r,
+        "mutation Activate { " + alias + " }",
+        {},
+        {
+            f"a{i}": {
+                "inventoryLevel": {
+                    "id": f"gid://shop/InventoryLevel/71203872819?inventory_item_id={_num(v['inventoryItem']['id'])}"
                 },
-                "extensions": b.ext(60),
+                "userErrors": [],
             }
-        ),
+            for i, v in enumerate(variants)
+        },
+        b.ext(60),
     )
     adjust(pdx, "qty_portland", True)
     r.turn("Portland stocked. Publishing to the Online Store and setting ACTIVE.")
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "mutation Pub($id: ID!, $pub: ID!) { publishablePublish(id: $id, input: {publicationId: $pub}) { publishable { ... on Product { id } } userErrors { message } } productUpdate(input: {id: $id, status: ACTIVE}) { product { status } userErrors { message } } }",
+        {"id": pid, "pub": "gid://shop/Publication/98122137651"},
         {
-            "query": "mutation Pub($id: ID!, $pub: ID!) { publishablePublish(id: $id, input: {publicationId: $pub}) { publishable { ... on Product { id } } userErrors { message } } productUpdate(input: {id: $id, status: ACTIVE}) { product { status } userErrors { message } } }",
-            "variables": {"id": pid, "pub": "gid://shop/Publication/98122137651"},
+            "publishablePublish": {"publishable": {"id": pid}, "userErrors": []},
+            "productUpdate": {"product": {"status": "ACTIVE"}, "userErrors": []},
         },
-        _j(
-            {
-                "data": {
-                    "publishablePublish": {"publishable": {"id": pid}, "userErrors": []},
-                    "productUpdate": {"product": {"status": "ACTIVE"}, "userErrors": []},
-                },
-                "extensions": b.ext(20),
-            }
-        ),
+        b.ext(20),
     )
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "query P($id: ID!) { product(id: $id) { status totalInventory onlineStoreUrl variantsCount { count } } }",
+        {"id": pid},
         {
-            "query": "query P($id: ID!) { product(id: $id) { status totalInventory onlineStoreUrl variantsCount { count } } }",
-            "variables": {"id": pid},
-        },
-        _j(
-            {
-                "data": {
-                    "product": {
-                        "status": "ACTIVE",
-                        "totalInventory": sum(
-                            int(x["qty_reno"]) + int(x["qty_portland"]) for x in rows
-                        ),
-                        "onlineStoreUrl": "https://ridgeline-outfitters.example/products/ridgeline-insulated-jacket",
-                        "variantsCount": {"count": 6},
-                    }
-                },
-                "extensions": b.ext(3, 3),
+            "product": {
+                "status": "ACTIVE",
+                "totalInventory": sum(int(x["qty_reno"]) + int(x["qty_portland"]) for x in rows),
+                "onlineStoreUrl": "https://ridgeline-outfitters.example/products/ridgeline-insulated-jacket",
+                "variantsCount": {"count": 6},
             }
-        ),
+        },
+        b.ext(3, 3),
     )
     r.turn("Launch complete: 6 variants, stocked at two locations, live on the Online Store.")
     return r
@@ -900,51 +811,34 @@ def shop_variant_unique_rename_loop():
         {"sku": "BAS-7701-SND-L", "size": "L", "color": "Sand", "price": "64.00"},
     ]
     r.turn("Create the Basalt Merino Crew with the variants in imports/basalt_crew.csv.")
-    r.call(
-        "read_csv",
-        {"path": "imports/basalt_crew.csv"},
-        _j(
-            {
-                "path": "imports/basalt_crew.csv",
-                "columns": ["sku", "size", "color", "price"],
-                "rows": rows,
-                "row_count": 6,
-            }
-        ),
-    )
+    _read_csv(r, "imports/basalt_crew.csv", ["sku", "size", "color", "price"], rows)
     pid = "gid://shop/Product/8012603377"
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "mutation Create($product: ProductCreateInput!) { productCreate(product: $product) { product { id options { name values } } userErrors { field message } } }",
         {
-            "query": "mutation Create($product: ProductCreateInput!) { productCreate(product: $product) { product { id options { name values } } userErrors { field message } } }",
-            "variables": {
-                "product": {
-                    "title": "Basalt Merino Crew",
-                    "status": "DRAFT",
-                    "productOptions": [
-                        {"name": "Size", "values": [{"name": "S"}, {"name": "M"}, {"name": "L"}]},
-                        {"name": "Color", "values": [{"name": "Black"}, {"name": "Sand"}]},
-                    ],
-                }
-            },
-        },
-        _j(
-            {
-                "data": {
-                    "productCreate": {
-                        "product": {
-                            "id": pid,
-                            "options": [
-                                {"name": "Size", "values": ["S", "M", "L"]},
-                                {"name": "Color", "values": ["Black", "Sand"]},
-                            ],
-                        },
-                        "userErrors": [],
-                    }
-                },
-                "extensions": b.ext(10),
+            "product": {
+                "title": "Basalt Merino Crew",
+                "status": "DRAFT",
+                "productOptions": [
+                    {"name": "Size", "values": [{"name": "S"}, {"name": "M"}, {"name": "L"}]},
+                    {"name": "Color", "values": [{"name": "Black"}, {"name": "Sand"}]},
+                ],
             }
-        ),
+        },
+        {
+            "productCreate": {
+                "product": {
+                    "id": pid,
+                    "options": [
+                        {"name": "Size", "values": ["S", "M", "L"]},
+                        {"name": "Color", "values": ["Black", "Sand"]},
+                    ],
+                },
+                "userErrors": [],
+            }
+        },
+        b.ext(10),
     )
     q = "mutation Vars($productId: ID!, $variants: [ProductVariantsBulkInput!]!) { productVariantsBulkCreate(productId: $productId, variants: $variants, strategy: REMOVE_STANDALONE_VARIANT) { productVariants { id } userErrors { field message code } } }"
     attempts = [
@@ -1005,35 +899,29 @@ def shop_variant_unique_rename_loop():
     for k, (field, build, thought) in enumerate(attempts):
         if thought:
             r.turn(thought)
-        r.call(
-            "graphql",
+        _gql(
+            r,
+            q,
             {
-                "query": q,
-                "variables": {
-                    "productId": pid,
-                    "variants": [
-                        {"price": x["price"], "inventoryItem": {"sku": x["sku"]}, field: build(x)}
-                        for x in rows
-                    ],
-                },
+                "productId": pid,
+                "variants": [
+                    {"price": x["price"], "inventoryItem": {"sku": x["sku"]}, field: build(x)}
+                    for x in rows
+                ],
             },
-            _j(
-                {
-                    "data": {
-                        "productVariantsBulkCreate": {
-                            "productVariants": [],
-                            "userErrors": [
-                                {
-                                    "field": ["variants", "3", field],
-                                    "message": "Variant option values must be unique",
-                                    "code": "VARIANT_ALREADY_EXISTS",
-                                }
-                            ],
+            {
+                "productVariantsBulkCreate": {
+                    "productVariants": [],
+                    "userErrors": [
+                        {
+                            "field": ["variants", "3", field],
+                            "message": "Variant option values must be unique",
+                            "code": "VARIANT_ALREADY_EXISTS",
                         }
-                    },
-                    "extensions": b.ext(16),
+                    ],
                 }
-            ),
+            },
+            b.ext(16),
         )
         if k == 0:
             r.turn(
@@ -1084,24 +972,21 @@ def shop_stale_cursor_loop():
             }
             for p in items
         ]
-        r.call(
-            "graphql",
-            {"query": Q_COLLECTION, "variables": {"id": coll, "first": 10, "after": after}},
-            _j(
-                {
-                    "data": {
-                        "collection": {
-                            "title": "Summer Trail Edit",
-                            "productsCount": {"count": 46},
-                            "products": {
-                                "edges": edges,
-                                "pageInfo": {"hasNextPage": True, "endCursor": edges[-1]["cursor"]},
-                            },
-                        }
+        _gql(
+            r,
+            Q_COLLECTION,
+            {"id": coll, "first": 10, "after": after},
+            {
+                "collection": {
+                    "title": "Summer Trail Edit",
+                    "productsCount": {"count": 46},
+                    "products": {
+                        "edges": edges,
+                        "pageInfo": {"hasNextPage": True, "endCursor": edges[-1]["cursor"]},
                     },
-                    "extensions": b.ext(32, 22),
                 }
-            ),
+            },
+            b.ext(32, 22),
         )
         return edges[-1]["cursor"]
 
@@ -1110,18 +995,12 @@ def shop_stale_cursor_loop():
             f'p{i}: tagsAdd(id: "{p["id"]}", tags: ["summer-sale-24"]) {{ node {{ id }} userErrors {{ message }} }}'
             for i, p in enumerate(items)
         )
-        r.call(
-            "graphql",
-            {"query": "mutation Tag { " + body + " }", "variables": {}},
-            _j(
-                {
-                    "data": {
-                        f"p{i}": {"node": {"id": p["id"]}, "userErrors": []}
-                        for i, p in enumerate(items)
-                    },
-                    "extensions": b.ext(100),
-                }
-            ),
+        _gql(
+            r,
+            "mutation Tag { " + body + " }",
+            {},
+            {f"p{i}": {"node": {"id": p["id"]}, "userErrors": []} for i, p in enumerate(items)},
+            b.ext(100),
         )
 
     r.turn(
@@ -1162,49 +1041,34 @@ def shop_access_denied_inventory_loop():
     ]
     counted = {s: rng.randint(0, 90) for s in skus}
     r.turn("Apply the cycle count from imports/cycle_count_reno_0614.csv to Reno Warehouse.")
-    r.call(
-        "read_csv",
-        {"path": "imports/cycle_count_reno_0614.csv"},
-        _j(
-            {
-                "path": "imports/cycle_count_reno_0614.csv",
-                "columns": ["sku", "counted", "counted_by"],
-                "rows": [
-                    {"sku": s, "counted": str(c), "counted_by": "j.ramirez"}
-                    for s, c in counted.items()
-                ],
-                "row_count": 8,
-            }
-        ),
+    _read_csv(
+        r,
+        "imports/cycle_count_reno_0614.csv",
+        ["sku", "counted", "counted_by"],
+        [{"sku": s, "counted": str(c), "counted_by": "j.ramirez"} for s, c in counted.items()],
     )
     items = {
         s: f"gid://shop/InventoryItem/{48200000000 + rng.randint(1_000_000, 9_999_999)}"
         for s in skus
     }
     system = {s: counted[s] + rng.choice([-3, -1, 0, 2, 4]) for s in skus}
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        'query Items($q: String!) { inventoryItems(first: 20, query: $q) { nodes { id sku inventoryLevel(locationId: "gid://shop/Location/71203840051") { quantities(names: ["on_hand"]) { quantity } } } } }',
+        {"q": " OR ".join(f"sku:{s}" for s in skus)},
         {
-            "query": 'query Items($q: String!) { inventoryItems(first: 20, query: $q) { nodes { id sku inventoryLevel(locationId: "gid://shop/Location/71203840051") { quantities(names: ["on_hand"]) { quantity } } } } }',
-            "variables": {"q": " OR ".join(f"sku:{s}" for s in skus)},
-        },
-        _j(
-            {
-                "data": {
-                    "inventoryItems": {
-                        "nodes": [
-                            {
-                                "id": items[s],
-                                "sku": s,
-                                "inventoryLevel": {"quantities": [{"quantity": system[s]}]},
-                            }
-                            for s in skus
-                        ]
+            "inventoryItems": {
+                "nodes": [
+                    {
+                        "id": items[s],
+                        "sku": s,
+                        "inventoryLevel": {"quantities": [{"quantity": system[s]}]},
                     }
-                },
-                "extensions": b.ext(42, 18),
+                    for s in skus
+                ]
             }
-        ),
+        },
+        b.ext(42, 18),
     )
     r.turn(
         "Got the 8 inventory items and their current on_hand. Computing deltas and applying them in one adjustment."
@@ -1308,53 +1172,41 @@ def shop_empty_edges_alternating_loop():
     r.turn(
         "Customer claim: Hartwell Outfitters says their wholesale orders of SKU WS-1042 shipped short. Find the orders."
     )
-    r.call(
-        "read_csv",
-        {"path": "imports/wholesale_claims_june.csv"},
-        _j(
+    _read_csv(
+        r,
+        "imports/wholesale_claims_june.csv",
+        ["customer", "sku", "qty_ordered", "qty_received", "claim_ref"],
+        [
             {
-                "path": "imports/wholesale_claims_june.csv",
-                "columns": ["customer", "sku", "qty_ordered", "qty_received", "claim_ref"],
-                "rows": [
-                    {
-                        "customer": "Hartwell Outfitters",
-                        "sku": "WS-1042",
-                        "qty_ordered": "120",
-                        "qty_received": "96",
-                        "claim_ref": "CLM-20931",
-                    }
-                ],
-                "row_count": 1,
+                "customer": "Hartwell Outfitters",
+                "sku": "WS-1042",
+                "qty_ordered": "120",
+                "qty_received": "96",
+                "claim_ref": "CLM-20931",
             }
-        ),
+        ],
     )
     cust = "gid://shop/Customer/7390112488761"
-    r.call(
-        "graphql",
+    _gql(
+        r,
+        "query C($q: String!) { customers(first: 5, query: $q) { edges { node { id displayName email numberOfOrders tags } } } }",
+        {"q": "company:'Hartwell Outfitters'"},
         {
-            "query": "query C($q: String!) { customers(first: 5, query: $q) { edges { node { id displayName email numberOfOrders tags } } } }",
-            "variables": {"q": "company:'Hartwell Outfitters'"},
-        },
-        _j(
-            {
-                "data": {
-                    "customers": {
-                        "edges": [
-                            {
-                                "node": {
-                                    "id": cust,
-                                    "displayName": "Dana Hartwell",
-                                    "email": "purchasing@hartwell-outfitters.example",
-                                    "numberOfOrders": "17",
-                                    "tags": ["wholesale", "net-30"],
-                                }
-                            }
-                        ]
+            "customers": {
+                "edges": [
+                    {
+                        "node": {
+                            "id": cust,
+                            "displayName": "Dana Hartwell",
+                            "email": "purchasing@hartwell-outfitters.example",
+                            "numberOfOrders": "17",
+                            "tags": ["wholesale", "net-30"],
+                        }
                     }
-                },
-                "extensions": b.ext(12, 3),
+                ]
             }
-        ),
+        },
+        b.ext(12, 3),
     )
     q_orders = "query O($q: String!) { orders(first: 25, query: $q) { edges { node { id name createdAt displayFulfillmentStatus lineItems(first: 20) { nodes { sku quantity } } } } pageInfo { hasNextPage endCursor } } }"
     q_products = "query P($q: String!) { productVariants(first: 10, query: $q) { edges { node { id sku product { id title } } } pageInfo { hasNextPage endCursor } } }"
@@ -1362,17 +1214,12 @@ def shop_empty_edges_alternating_loop():
     prod_q = "sku:WS-1042"
 
     def empty(kind, q, vars_):
-        r.call(
-            "graphql",
-            {"query": q, "variables": vars_},
-            _j(
-                {
-                    "data": {
-                        kind: {"edges": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}
-                    },
-                    "extensions": b.ext(52 if kind == "orders" else 22, 2),
-                }
-            ),
+        _gql(
+            r,
+            q,
+            vars_,
+            {kind: {"edges": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}},
+            b.ext(52 if kind == "orders" else 22, 2),
         )
 
     empty("orders", q_orders, {"q": order_q})

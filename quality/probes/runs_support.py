@@ -13,6 +13,14 @@ ORDERS = [
     ("A-10640", "shipped", "2023-11-14", 45.10),
 ]
 
+# The refund the support agent retries (same idempotency key every time).
+REFUND_A10482 = {
+    "order_id": "A-10482",
+    "amount": 58.20,
+    "reason": "damaged_item",
+    "idempotency_key": "rf-A-10482-1",
+}
+
 
 def order_json(o, i):
     oid, st, d, amt = o
@@ -50,12 +58,7 @@ def support_legit():
     for k in range(4):
         r.call(
             "issue_refund",
-            {
-                "order_id": "A-10482",
-                "amount": 58.20,
-                "reason": "damaged_item",
-                "idempotency_key": "rf-A-10482-1",
-            },
+            dict(REFUND_A10482),
             json.dumps(
                 {
                     "error": {
@@ -71,12 +74,7 @@ def support_legit():
         r.call("sleep", {"seconds": 2 ** (k + 1)}, f"slept {2 ** (k + 1)}s")
     r.call(
         "issue_refund",
-        {
-            "order_id": "A-10482",
-            "amount": 58.20,
-            "reason": "damaged_item",
-            "idempotency_key": "rf-A-10482-1",
-        },
+        dict(REFUND_A10482),
         json.dumps({"refund_id": "re_3OaB91xKq", "status": "succeeded", "amount": 58.20}),
     )
     r.call(

@@ -118,6 +118,60 @@ def _err(r, rng, tool, args, error, **extra):
     r.call(tool, args, _j(body), error=True, dur=rng.uniform(0.15, 0.6))
 
 
+def _pax(given, family, dob, **extra):
+    """The passenger object of a book call."""
+    return {"given_name": given, "family_name": family, "dob": dob, **extra}
+
+
+def _ticketed(r, ref, ticket, total):
+    """The body of a booking that came back TICKETED right away."""
+    return {
+        "booking_ref": ref,
+        "status": "TICKETED",
+        "ticket_numbers": [ticket],
+        "total": total,
+        "created_at": _ts(r),
+    }
+
+
+def _fare_rules(r, offer_id, rules, dur):
+    """A get_fare_rules call for offer_id answered with these rules."""
+    r.call("get_fare_rules", {"offer_id": offer_id}, _j({"offer_id": offer_id, **rules}), dur=dur)
+
+
+def _hold(r, rng, offer_id, seat, dur):
+    """A successful hold_seat call (hold valid for 15 minutes)."""
+    r.call(
+        "hold_seat",
+        {"offer_id": offer_id, "seat": seat},
+        _j({"hold_id": "hld_" + _hex(rng, 10), "seat": seat, "held_until": _ts(r, 900)}),
+        dur=dur,
+    )
+
+
+def _book(r, offer_id, passenger, booking, dur):
+    """A book call answered with the booking body."""
+    r.call("book", {"offer_id": offer_id, "passenger": passenger}, _j(booking), dur=dur)
+
+
+def _get_ticketed(r, ref, offer, seat, passenger):
+    """A get_booking call on a TICKETED single-segment booking."""
+    r.call(
+        "get_booking",
+        {"booking_ref": ref},
+        _j(
+            {
+                "booking_ref": ref,
+                "status": "TICKETED",
+                "segments": [{"flight": offer["flight"], "depart": offer["depart"], "seat": seat}],
+                "passenger": passenger,
+                "updated_at": _ts(r),
+            }
+        ),
+        dur=0.5,
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # loop-free
 # ---------------------------------------------------------------------------------------
@@ -145,20 +199,17 @@ def travel_compare_dates():
     r.turn(
         f"Best fare: {best['flight']} {best['depart']} at £{best['price']['amount']:.2f}. Checking fare rules."
     )
-    r.call(
-        "get_fare_rules",
-        {"offer_id": best["offer_id"]},
-        _j(
-            {
-                "offer_id": best["offer_id"],
-                "fare_basis": "OLN0Z8S4",
-                "refundable": False,
-                "change_fee": {"amount": 75.0, "currency": "GBP"},
-                "baggage": {"carry_on": "1x23kg", "checked": "0"},
-                "seat_selection": "paid, from £28",
-                "ticketing_deadline": _ts(r, 3600 * 24),
-            }
-        ),
+    _fare_rules(
+        r,
+        best["offer_id"],
+        {
+            "fare_basis": "OLN0Z8S4",
+            "refundable": False,
+            "change_fee": {"amount": 75.0, "currency": "GBP"},
+            "baggage": {"carry_on": "1x23kg", "checked": "0"},
+            "seat_selection": "paid, from £28",
+            "ticketing_deadline": _ts(r, 3600 * 24),
+        },
         dur=0.7,
     )
     r.turn("Non-refundable but changeable for £75; fine per policy. Holding an aisle seat.")
@@ -176,42 +227,19 @@ def travel_compare_dates():
         ),
         dur=0.9,
     )
-    r.call(
-        "book",
-        {
-            "offer_id": best["offer_id"],
-            "passenger": {
-                "given_name": "Samuel",
-                "family_name": "Ortiz",
-                "dob": "1988-07-14",
-                "email": "s.ortiz@example.com",
-            },
-        },
-        _j(
-            {
-                "booking_ref": "KXQ4T7",
-                "status": "TICKETED",
-                "ticket_numbers": ["125-2418873301"],
-                "total": {"amount": round(best["price"]["amount"] + 28.0, 2), "currency": "GBP"},
-                "created_at": _ts(r),
-            }
+    _book(
+        r,
+        best["offer_id"],
+        _pax("Samuel", "Ortiz", "1988-07-14", email="s.ortiz@example.com"),
+        _ticketed(
+            r,
+            "KXQ4T7",
+            "125-2418873301",
+            {"amount": round(best["price"]["amount"] + 28.0, 2), "currency": "GBP"},
         ),
         dur=2.6,
     )
-    r.call(
-        "get_booking",
-        {"booking_ref": "KXQ4T7"},
-        _j(
-            {
-                "booking_ref": "KXQ4T7",
-                "status": "TICKETED",
-                "segments": [{"flight": best["flight"], "depart": best["depart"], "seat": "31C"}],
-                "passenger": "ORTIZ/SAMUEL MR",
-                "updated_at": _ts(r),
-            }
-        ),
-        dur=0.5,
-    )
+    _get_ticketed(r, "KXQ4T7", best, "31C", "ORTIZ/SAMUEL MR")
     r.turn("Booked KXQ4T7, ticketed, seat 31C.")
     return r
 
@@ -273,57 +301,26 @@ def travel_rate_limit_then_success():
     r.turn(
         f"Got {len(offers)} offers. Cheapest {o['flight']} at £{o['price']['amount']:.2f}. Checking its fare rules."
     )
-    r.call(
-        "get_fare_rules",
-        {"offer_id": o["offer_id"]},
-        _j(
-            {
-                "offer_id": o["offer_id"],
-                "refundable": False,
-                "change_fee": {"amount": 45.0, "currency": "GBP"},
-                "baggage": {"carry_on": "1x10kg", "checked": "0"},
-                "ticketing_deadline": _ts(r, 7200),
-            }
-        ),
+    _fare_rules(
+        r,
+        o["offer_id"],
+        {
+            "refundable": False,
+            "change_fee": {"amount": 45.0, "currency": "GBP"},
+            "baggage": {"carry_on": "1x10kg", "checked": "0"},
+            "ticketing_deadline": _ts(r, 7200),
+        },
         dur=0.6,
     )
-    r.call(
-        "hold_seat",
-        {"offer_id": o["offer_id"], "seat": "8A"},
-        _j({"hold_id": "hld_" + _hex(rng, 10), "seat": "8A", "held_until": _ts(r, 900)}),
-        dur=0.8,
-    )
-    r.call(
-        "book",
-        {
-            "offer_id": o["offer_id"],
-            "passenger": {"given_name": "Mei", "family_name": "Chen", "dob": "1992-02-03"},
-        },
-        _j(
-            {
-                "booking_ref": "B7MZ2Q",
-                "status": "TICKETED",
-                "ticket_numbers": ["125-2419001187"],
-                "total": o["price"],
-                "created_at": _ts(r),
-            }
-        ),
+    _hold(r, rng, o["offer_id"], "8A", dur=0.8)
+    _book(
+        r,
+        o["offer_id"],
+        _pax("Mei", "Chen", "1992-02-03"),
+        _ticketed(r, "B7MZ2Q", "125-2419001187", o["price"]),
         dur=2.2,
     )
-    r.call(
-        "get_booking",
-        {"booking_ref": "B7MZ2Q"},
-        _j(
-            {
-                "booking_ref": "B7MZ2Q",
-                "status": "TICKETED",
-                "segments": [{"flight": o["flight"], "depart": o["depart"], "seat": "8A"}],
-                "passenger": "CHEN/MEI MS",
-                "updated_at": _ts(r),
-            }
-        ),
-        dur=0.5,
-    )
+    _get_ticketed(r, "B7MZ2Q", o, "8A", "CHEN/MEI MS")
     r.turn("Outbound booked (B7MZ2Q); the hotel shortlist is H10 Casanova. Reporting back.")
     return r
 
@@ -369,15 +366,18 @@ def travel_fare_rules_sweep():
     )
     chosen = None
     for o, rule in zip(offers, RULES):
-        res = {
-            "offer_id": o["offer_id"],
-            "flight": o["flight"],
-            "fare_basis": _hex(rng, 6).upper() + "NR",
-            **rule,
-            "currency": "USD",
-            "fetched_at": _ts(r),
-        }
-        r.call("get_fare_rules", {"offer_id": o["offer_id"]}, _j(res), dur=rng.uniform(0.4, 0.9))
+        _fare_rules(
+            r,
+            o["offer_id"],
+            {
+                "flight": o["flight"],
+                "fare_basis": _hex(rng, 6).upper() + "NR",
+                **rule,
+                "currency": "USD",
+                "fetched_at": _ts(r),
+            },
+            dur=rng.uniform(0.4, 0.9),
+        )
         if rule["refundable"] and rule.get("cancel_fee", 1) == 0.0:
             chosen = o
             break
@@ -385,27 +385,12 @@ def travel_fare_rules_sweep():
     r.turn(
         f"{chosen['flight']} is fully refundable at ${chosen['price']['amount']:.2f}. Holding a seat."
     )
-    r.call(
-        "hold_seat",
-        {"offer_id": chosen["offer_id"], "seat": "19D"},
-        _j({"hold_id": "hld_" + _hex(rng, 10), "seat": "19D", "held_until": _ts(r, 900)}),
-        dur=0.7,
-    )
-    r.call(
-        "book",
-        {
-            "offer_id": chosen["offer_id"],
-            "passenger": {"given_name": "Aisha", "family_name": "Bello", "dob": "1979-11-30"},
-        },
-        _j(
-            {
-                "booking_ref": "RZ93KD",
-                "status": "TICKETED",
-                "ticket_numbers": ["016-7720044912"],
-                "total": chosen["price"],
-                "created_at": _ts(r),
-            }
-        ),
+    _hold(r, rng, chosen["offer_id"], "19D", dur=0.7)
+    _book(
+        r,
+        chosen["offer_id"],
+        _pax("Aisha", "Bello", "1979-11-30"),
+        _ticketed(r, "RZ93KD", "016-7720044912", chosen["price"]),
         dur=2.4,
     )
     r.turn("Booked RZ93KD on a fully refundable fare.")
@@ -439,21 +424,26 @@ HOTEL_PAGES = [
 ]
 
 
+def _hotel_results(rows, sold_out=()):
+    """search_hotels result entries for (id, name, area, stars, price, rating) rows."""
+    return [
+        {
+            "hotel_id": hid,
+            "name": name,
+            "area": area,
+            "stars": stars,
+            "nightly": {"amount": price, "currency": "EUR"},
+            "rating": rating,
+            "availability": "sold_out" if name in sold_out else "available",
+        }
+        for hid, name, area, stars, price, rating in rows
+    ]
+
+
 def _hotel_page(rng, page, token_next, sold_out=()):
     return {
         "request_id": "req_" + _hex(rng, 12),
-        "results": [
-            {
-                "hotel_id": hid,
-                "name": name,
-                "area": area,
-                "stars": stars,
-                "nightly": {"amount": price, "currency": "EUR"},
-                "rating": rating,
-                "availability": "sold_out" if name in sold_out else "available",
-            }
-            for hid, name, area, stars, price, rating in HOTEL_PAGES[page]
-        ],
+        "results": _hotel_results(HOTEL_PAGES[page], sold_out),
         "next_page_token": token_next,
         "total_results": 8,
     }
@@ -468,28 +458,19 @@ def travel_poll_ticketing_and_paging():
     )
     offers = _search(r, rng, "MAN", "LIS", "2024-06-03", "economy", 120)
     o = offers[0]
-    r.call(
-        "hold_seat",
-        {"offer_id": o["offer_id"], "seat": "12F"},
-        _j({"hold_id": "hld_" + _hex(rng, 10), "seat": "12F", "held_until": _ts(r, 900)}),
-        dur=0.7,
-    )
+    _hold(r, rng, o["offer_id"], "12F", dur=0.7)
     created = _ts(r, 2)
-    r.call(
-        "book",
+    _book(
+        r,
+        o["offer_id"],
+        _pax("Tomás", "Ferreira", "1985-05-21"),
         {
-            "offer_id": o["offer_id"],
-            "passenger": {"given_name": "Tomás", "family_name": "Ferreira", "dob": "1985-05-21"},
+            "booking_ref": "TF8WQ2",
+            "status": "PENDING",
+            "sub_status": "created",
+            "created_at": created,
+            "message": "Ticketing is asynchronous; poll get_booking.",
         },
-        _j(
-            {
-                "booking_ref": "TF8WQ2",
-                "status": "PENDING",
-                "sub_status": "created",
-                "created_at": created,
-                "message": "Ticketing is asynchronous; poll get_booking.",
-            }
-        ),
         dur=1.9,
     )
     r.turn("Booking TF8WQ2 created, ticketing is asynchronous. I'll poll until it's ticketed.")
@@ -535,6 +516,26 @@ def travel_poll_ticketing_and_paging():
 # ---------------------------------------------------------------------------------------
 
 
+BUSINESS_RULES = {
+    "refundable": True,
+    "cancel_fee": {"amount": 200.0, "currency": "USD"},
+    "baggage": {"checked": "2x32kg"},
+}
+
+
+def _hold_expired(r, rng, offer_id, seat):
+    """A hold_seat call refused with offer_expired."""
+    _err(
+        r,
+        rng,
+        "hold_seat",
+        {"offer_id": offer_id, "seat": seat},
+        "offer_expired",
+        offer_id=offer_id,
+        message="Offer is no longer available. Please search again.",
+    )
+
+
 def travel_offer_expired_research():
     """Re-searches the same route every time the hold fails with offer_expired; never changes approach."""
     r = Run("travel_offer_expired_research", SHAPE, "loop", 3)
@@ -543,57 +544,15 @@ def travel_offer_expired_research():
     args = dict(origin="JFK", destination="SFO", date="2024-11-14", cabin="business")
     offers = _search(r, rng, *args.values(), base=1180)
     o = offers[0]
-    r.call(
-        "get_fare_rules",
-        {"offer_id": o["offer_id"]},
-        _j(
-            {
-                "offer_id": o["offer_id"],
-                "refundable": True,
-                "cancel_fee": {"amount": 200.0, "currency": "USD"},
-                "baggage": {"checked": "2x32kg"},
-                "fetched_at": _ts(r),
-            }
-        ),
-        dur=0.6,
-    )
-    _err(
-        r,
-        rng,
-        "hold_seat",
-        {"offer_id": o["offer_id"], "seat": "3A"},
-        "offer_expired",
-        offer_id=o["offer_id"],
-        message="Offer is no longer available. Please search again.",
-    )
+    _fare_rules(r, o["offer_id"], {**BUSINESS_RULES, "fetched_at": _ts(r)}, dur=0.6)
+    _hold_expired(r, rng, o["offer_id"], "3A")
     r.turn("The offer expired. I'll search again to get a fresh offer.")
     for i in range(6):
         offers = _search(r, rng, *args.values(), base=1180)  # first one: index 3 -> loop_start
         o = offers[0]
         if i == 2:
-            r.call(
-                "get_fare_rules",
-                {"offer_id": o["offer_id"]},
-                _j(
-                    {
-                        "offer_id": o["offer_id"],
-                        "refundable": True,
-                        "cancel_fee": {"amount": 200.0, "currency": "USD"},
-                        "baggage": {"checked": "2x32kg"},
-                        "fetched_at": _ts(r),
-                    }
-                ),
-                dur=0.6,
-            )
-        _err(
-            r,
-            rng,
-            "hold_seat",
-            {"offer_id": o["offer_id"], "seat": "3A" if i % 2 == 0 else "2F"},
-            "offer_expired",
-            offer_id=o["offer_id"],
-            message="Offer is no longer available. Please search again.",
-        )
+            _fare_rules(r, o["offer_id"], {**BUSINESS_RULES, "fetched_at": _ts(r)}, dur=0.6)
+        _hold_expired(r, rng, o["offer_id"], "3A" if i % 2 == 0 else "2F")
         r.turn(
             [
                 "Expired again. Fresh search, and I'll hold immediately this time.",
@@ -616,19 +575,16 @@ def travel_seat_sweep_full_flight():
     )
     offers = _search(r, rng, "LHR", "JFK", "2024-12-22", "economy", 690, seats=1)
     o = next(x for x in offers if x["flight"] == "BA177")
-    r.call(
-        "get_fare_rules",
-        {"offer_id": o["offer_id"]},
-        _j(
-            {
-                "offer_id": o["offer_id"],
-                "flight": "BA177",
-                "refundable": False,
-                "change_fee": {"amount": 90.0, "currency": "GBP"},
-                "seat_selection": "required at hold",
-                "fetched_at": _ts(r),
-            }
-        ),
+    _fare_rules(
+        r,
+        o["offer_id"],
+        {
+            "flight": "BA177",
+            "refundable": False,
+            "change_fee": {"amount": 90.0, "currency": "GBP"},
+            "seat_selection": "required at hold",
+            "fetched_at": _ts(r),
+        },
         dur=0.6,
     )
     r.turn("Seat selection is required at hold. Trying 14A.")
@@ -663,26 +619,17 @@ def travel_pending_poll_stuck():
     r.turn("Task: LGW→BCN on 9 Oct for Hannah Vogel. Searching.")
     offers = _search(r, rng, "LGW", "BCN", "2024-10-09", "economy", 88)
     o = offers[0]
-    r.call(
-        "hold_seat",
-        {"offer_id": o["offer_id"], "seat": "21C"},
-        _j({"hold_id": "hld_" + _hex(rng, 10), "seat": "21C", "held_until": _ts(r, 900)}),
-        dur=0.7,
-    )
-    r.call(
-        "book",
+    _hold(r, rng, o["offer_id"], "21C", dur=0.7)
+    _book(
+        r,
+        o["offer_id"],
+        _pax("Hannah", "Vogel", "1990-09-12"),
         {
-            "offer_id": o["offer_id"],
-            "passenger": {"given_name": "Hannah", "family_name": "Vogel", "dob": "1990-09-12"},
+            "booking_ref": "HV2L9M",
+            "status": "PENDING",
+            "sub_status": "awaiting_airline_confirmation",
+            "created_at": _ts(r),
         },
-        _j(
-            {
-                "booking_ref": "HV2L9M",
-                "status": "PENDING",
-                "sub_status": "awaiting_airline_confirmation",
-                "created_at": _ts(r),
-            }
-        ),
         dur=2.1,
     )
     created = _ts(r)
@@ -728,21 +675,11 @@ def travel_hotel_search_oscillation():
     r.turn("Task: MAN→LIS 3 June and Memmo Alfama 3–6 June for Tomás Ferreira.")
     offers = _search(r, rng, "MAN", "LIS", "2024-06-03", "economy", 120)
     o = offers[0]
-    r.call(
-        "book",
-        {
-            "offer_id": o["offer_id"],
-            "passenger": {"given_name": "Tomás", "family_name": "Ferreira", "dob": "1985-05-21"},
-        },
-        _j(
-            {
-                "booking_ref": "TF3PQ8",
-                "status": "TICKETED",
-                "ticket_numbers": ["047-2117730991"],
-                "total": o["price"],
-                "created_at": _ts(r),
-            }
-        ),
+    _book(
+        r,
+        o["offer_id"],
+        _pax("Tomás", "Ferreira", "1985-05-21"),
+        _ticketed(r, "TF3PQ8", "047-2117730991", o["price"]),
         dur=2.0,
     )
     r.turn("Flight booked. Now the hotel.")
@@ -753,18 +690,7 @@ def travel_hotel_search_oscillation():
             "city_resolved": "Lisboa, Portugal (LIS)",
             "checkin": "2024-06-03",
             "checkout": "2024-06-06",
-            "results": [
-                {
-                    "hotel_id": hid,
-                    "name": n,
-                    "area": a,
-                    "stars": s,
-                    "nightly": {"amount": p, "currency": "EUR"},
-                    "rating": rt,
-                    "availability": "sold_out" if n == "Memmo Alfama" else "available",
-                }
-                for hid, n, a, s, p, rt in LIS_RESULTS
-            ],
+            "results": _hotel_results(LIS_RESULTS, sold_out=("Memmo Alfama",)),
             "next_page_token": None,
             "total_results": 3,
             "generated_at": _ts(r),
