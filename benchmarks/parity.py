@@ -28,9 +28,9 @@ run or pass changes, only the evidence hashes of results that hold such ids (32 
 runs); then long tokens of letters and digits masked before the patterns (cloud request ids,
 base64): one ``text_loop`` WARN added, in every pass of ``intercode_ctf/task060`` (an agent
 decoding base64 layers in turn, whose turns now read the same), otherwise evidence hashes only
-(6 runs). On 2026-12-03 (fourth session) the 480 ``balrog_textworld`` and then the 461
-``webvoyager30`` runs were added with no rule change (3,528 runs; the runs recorded before
-recorded the same, run for run).
+(6 runs). On 2026-12-03 (fourth session) the 480 ``balrog_textworld``, the 461
+``webvoyager30`` and the 536 ``mint_alfworld`` runs were added with no rule change (4,064
+runs; the runs recorded before recorded the same, run for run).
 
 Usage::
 
