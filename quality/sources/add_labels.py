@@ -63,22 +63,22 @@ def problems(label: dict, meta: dict) -> list[str]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--source", required=True)
-    ap.add_argument("--corpus", default="/work/corpus-extra")
-    ap.add_argument("files", nargs="+", help="labellers' JSON lines files")
-    a = ap.parse_args()
-    with open(os.path.join(QUALITY, f"sample_{a.source}.txt"), encoding="utf-8") as f:
+def append_labels(
+    source: str, files: list[str], corpus: str, labels_path: str = LABELS, sample_path: str = ""
+) -> tuple[list[str], int]:
+    """Check the labellers' files and append them; (errors, records appended). On any error
+    nothing is appended."""
+    sample_path = sample_path or os.path.join(QUALITY, f"sample_{source}.txt")
+    with open(sample_path, encoding="utf-8") as f:
         sample = [line.rstrip("\n") for line in f if line.strip()]
     meta = {}
-    with open(os.path.join(a.corpus, "runs.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(corpus, "runs.jsonl"), encoding="utf-8") as f:
         for line in f:
             record = json.loads(line)
             meta[record["run_id"]] = record
     given: dict[str, dict] = {}
     errors = []
-    for path in a.files:
+    for path in files:
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
                 if not line.strip():
@@ -88,23 +88,25 @@ def main() -> int:
                 if rid in given:
                     errors.append(f"{path}:{number}: {rid} labelled twice")
                 given[rid] = label
-    with open(LABELS, encoding="utf-8") as f:
-        already = {json.loads(line)["run_id"] for line in f if line.strip()}
+    already = set()
+    if os.path.exists(labels_path):
+        with open(labels_path, encoding="utf-8") as f:
+            already = {json.loads(line)["run_id"] for line in f if line.strip()}
     errors += [f"{rid}: in the sample, not labelled" for rid in sample if rid not in given]
     errors += [f"{rid}: labelled, not in the sample" for rid in given if rid not in sample]
-    errors += [f"{rid}: already in {LABELS}" for rid in sample if rid in already]
+    errors += [f"{rid}: already in {labels_path}" for rid in sample if rid in already]
+    errors += [f"{rid}: not in {corpus}/runs.jsonl" for rid in sample if rid not in meta]
     for rid in sample:
         if rid in given and rid in meta:
             errors += problems(given[rid], meta[rid])
     if errors:
-        print("\n".join(errors), file=sys.stderr)
-        return 1
-    with open(LABELS, "a", encoding="utf-8") as f:
+        return errors, 0
+    with open(labels_path, "a", encoding="utf-8") as f:
         for rid in sample:
             label = given[rid]
             record = {
                 "run_id": rid,
-                "source": a.source,
+                "source": source,
                 "outcome_success": label["outcome_success"],
                 "n_tool_calls": label["n_tool_calls"],
                 "has_loop": label["has_loop"],
@@ -114,8 +116,20 @@ def main() -> int:
                 "round": "first-contact",
             }
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
-    loops = sum(bool(given[rid]["episodes"]) for rid in sample)
-    print(f"{a.source}: {len(sample)} labels appended ({loops} with a loop) to {LABELS}")
+    return [], len(sample)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--corpus", default="/work/corpus-extra")
+    ap.add_argument("files", nargs="+", help="labellers' JSON lines files")
+    a = ap.parse_args()
+    errors, appended = append_labels(a.source, a.files, a.corpus)
+    if errors:
+        print("\n".join(errors), file=sys.stderr)
+        return 1
+    print(f"{a.source}: {appended} labels appended to {LABELS}")
     return 0
 
 
