@@ -37,6 +37,7 @@ __all__ = [
     "canonical_json",
     "hash_bytes",
     "hex_digest",
+    "mask_temp_names",
     "mask_tokens",
 ]
 
@@ -83,6 +84,23 @@ def mask_tokens(text: str) -> str:
     """``text`` with each long token of letters and digits replaced by ``#`` (see
     ``TOKEN_MIN_LENGTH``): the pass the defaults run before their patterns."""
     return _ALNUM_RUN.sub(_token_or_run, text) if len(text) >= TOKEN_MIN_LENGTH else text
+
+
+#: Then the random part of Python's temporary names: the 8 characters of ``[a-z0-9_]`` that
+#: ``tempfile`` puts after ``tmp`` and that pip puts after ``pip-<kind>-`` (``/tmp/tmpa1b2c3d4``,
+#: ``/tmp/pip-build-env-v3uow3pb/overlay/...``), with a digit among them (so that a name such as
+#: ``tmp_results`` is kept). Each run of a build or an install gets new ones, so an install that
+#: fails the same way again would otherwise print a new error every time.
+_TEMP_NAME = re.compile(
+    r"(?<![A-Za-z0-9_])(tmp|pip-[a-z]+(?:-[a-z]+)*-)(?=[a-z0-9_]{0,7}[0-9])[a-z0-9_]{8}"
+    r"(?![A-Za-z0-9_])"
+)
+
+
+def mask_temp_names(text: str) -> str:
+    """``text`` with the random part of each temporary name replaced by ``#`` (see
+    ``_TEMP_NAME``): the defaults' second pass, after :func:`mask_tokens`."""
+    return _TEMP_NAME.sub(r"\1#", text) if "p" in text else text
 
 
 _HEX = "[0-9a-fA-F]"
@@ -235,7 +253,7 @@ class Normalizer:
         )
         # Defaults alone take the fast two-pass path; with custom patterns, one alternation.
         self._fast = mask_defaults and not mask_patterns
-        self._tokens = mask_defaults  # the token pass is one of the defaults
+        self._tokens = mask_defaults  # the token and temporary-name passes are defaults
         self._mask = (
             re.compile("|".join(f"(?:{p})" for p in patterns))
             if patterns and not self._fast
@@ -270,7 +288,7 @@ class Normalizer:
             # at the cost of one scan.
             if _ANY_DIGIT(text) is None:
                 return text
-            text = mask_tokens(text)  # (every token has a digit)
+            text = mask_temp_names(mask_tokens(text))  # (every token and name has a digit)
             # The letter-led pass tries its alternatives at every a-f/p letter (slow on prose);
             # only run it when a candidate (7 hex characters in a row, or "pid") exists.
             if _letter_candidate(text):
@@ -278,7 +296,7 @@ class Normalizer:
             text = _DIGIT_LED.sub(_MASK, text)
             return text.replace(_PLACEHOLDER, _MASK) if _PLACEHOLDER in text else text
         if self._tokens:
-            text = mask_tokens(text)
+            text = mask_temp_names(mask_tokens(text))
         if self._mask is None:
             return text
         return self._mask.sub(_MASK, text)

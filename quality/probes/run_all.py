@@ -23,6 +23,8 @@ MODS = [
     "runs_scrape",
     "runs_shop",
     "runs_chatops",
+    "runs_setup",
+    "runs_codeact",
 ]
 only = [a for a in sys.argv[1:] if not a.startswith("--")]
 profile = next((a.split("=")[1] for a in sys.argv[1:] if a.startswith("--profile=")), "general")

@@ -512,3 +512,43 @@ def test_the_same_lock_error_with_a_new_cloud_request_id_each_time_is_the_same_e
         ("terraform", {"subcommand": "apply", "args": "tfplan"}, _lock_error(i), True) for i in ids
     ]
     assert terms(feed(s, calls)) != []
+
+
+def _pip_failure(build_dir: str, module: str = "numpy") -> str:
+    """pip's failed editable install as it prints it: the build environment's temporary
+    directory (tempfile's 8 random characters) in every traceback line."""
+    frames = "\n".join(
+        f'        File "/tmp/pip-build-env-{build_dir}/overlay/lib/python3.11/site-packages/'
+        f'setuptools/build_meta.py", line {line}, in {fn}'
+        for line, fn in ((325, "get_requires_for_build_wheel"), (311, "run_setup"))
+    )
+    return (
+        "Obtaining file:///work/sparse-kit\n  Getting requirements to build editable ... error\n"
+        f"  error: subprocess-exited-with-error\n{frames}\n"
+        f"      ModuleNotFoundError: No module named '{module}'\n[exit code: 1]"
+    )
+
+
+_BUILD_DIRS = ("v3uow3pb", "j11sufm1", "k2b9x0qz", "a7c_4mnd", "q0w9e8r7", "z1y2x3w4")
+_PIP_VARIANTS = ("pip install -e .", "python -m pip install -e .", "pip install -v -e .")
+
+
+def test_an_install_failing_the_same_way_in_a_new_temporary_directory_is_the_same_error():
+    # a setup agent re-running the editable install with cosmetic changes: pip builds in a new
+    # /tmp/pip-build-env-XXXXXXXX each time, so only the masked name makes the errors one wall
+    s = session()
+    calls = [
+        ("command", {"command": f"{_PIP_VARIANTS[i % 3]} # try {i}"}, _pip_failure(d), True)
+        for i, d in enumerate(_BUILD_DIRS)
+    ]
+    assert (4, "same_error") in terms(feed(s, calls))  # the fifth install
+
+
+def test_installs_that_fail_on_a_new_missing_module_each_time_are_not_the_same_error():
+    s = session()
+    modules = ("numpy", "scipy", "cython", "pybind11", "wheel_helper", "meson")
+    calls = [
+        ("command", {"command": f"{_PIP_VARIANTS[i % 3]} # try {i}"}, _pip_failure(d, mod), True)
+        for i, (d, mod) in enumerate(zip(_BUILD_DIRS, modules, strict=True))
+    ]
+    assert not any(rule == "same_error" for _, rule in terms(feed(s, calls)))

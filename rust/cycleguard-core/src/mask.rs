@@ -432,9 +432,12 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     if simd::find_digit(t, 0) == t.len() {
         return false;
     }
-    // tokens first (each has a digit), then the patterns over what is left
+    // tokens first (each has a digit), then temporary names, then the patterns over what is
+    // left
     let tokens = mask_tokens(t);
-    let t = tokens.as_deref().unwrap_or(t);
+    let after_tokens = tokens.as_deref().unwrap_or(t);
+    let passes = mask_temp_names(after_tokens).or(tokens);
+    let t = passes.as_deref().unwrap_or(t);
     // As the Python masker: the letter-led pass only where a match is possible at all (7 hex
     // characters in a row, for a UUID or a hex id, or `pid` in any case).
     let first = letter_candidate(t)
@@ -444,10 +447,10 @@ pub fn mask_ascii_into(t: &[u8], out: &mut Vec<u8>) -> bool {
     let lettered = first.is_some();
     let source = first.as_deref().unwrap_or(t);
     if !replace_pass_into(source, 0, simd::find_digit, digit_led, b'#', out) {
-        match (first, tokens) {
+        match (first, passes) {
             (Some(first), _) => *out = first,
-            (None, Some(tokens)) => {
-                *out = tokens;
+            (None, Some(passes)) => {
+                *out = passes;
                 return true;
             }
             (None, None) => return false,
@@ -538,6 +541,84 @@ pub fn mask_tokens(t: &[u8]) -> Option<Vec<u8>> {
             o.extend_from_slice(&t[copied..start]);
             o.push(b'#');
             copied = i;
+        }
+    }
+    out.map(|mut o| {
+        o.extend_from_slice(&t[copied..]);
+        o
+    })
+}
+
+/// How many random characters Python's `tempfile` puts in a name.
+const TEMP_RANDOM: usize = 8;
+
+/// A byte of Python's `\w` in ASCII (the placeholder is not: it never reaches this pass).
+#[inline]
+fn is_ascii_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether `t[s..]` starts with a temporary name's random part: 8 of `[a-z0-9_]` with a
+/// digit among them, not followed by a word byte.
+fn random_part(t: &[u8], s: usize) -> bool {
+    let Some(part) = t.get(s..s + TEMP_RANDOM) else {
+        return false;
+    };
+    part.iter()
+        .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && part.iter().any(u8::is_ascii_digit)
+        && !t.get(s + TEMP_RANDOM).copied().is_some_and(is_ascii_word)
+}
+
+/// Where the random part after `pip-` (at `j`) starts: the kind is `[a-z]+(?:-[a-z]+)*-`, the
+/// longest that leaves a random part (the regular expression's greedy choice).
+fn pip_random_start(t: &[u8], j: usize) -> Option<usize> {
+    let mut ends = Vec::new(); // after each hyphen that may end the kind, in order
+    let mut k = j;
+    while k < t.len() && t[k].is_ascii_lowercase() {
+        let word = k;
+        while k < t.len() && t[k].is_ascii_lowercase() {
+            k += 1;
+        }
+        if k == word || t.get(k) != Some(&b'-') {
+            break;
+        }
+        ends.push(k + 1);
+        k += 1;
+    }
+    ends.into_iter().rev().find(|&s| random_part(t, s))
+}
+
+/// `t` with the random part of each temporary name replaced by `#`, or None when there is
+/// none: `tmp` or `pip-<kind>-` at the start of a word, then 8 of `[a-z0-9_]` with a digit
+/// among them and no word byte after them; the pass after the tokens, as
+/// `normalize.mask_temp_names`. Both prefixes have a `p`, found sixteen bytes at a time.
+pub fn mask_temp_names(t: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    loop {
+        i = simd::find_byte(t, i, b'p');
+        if i >= t.len() {
+            break;
+        }
+        let word_start = |at: usize| at == 0 || !is_ascii_word(t[at - 1]);
+        let start = if i >= 2 && &t[i - 2..i] == b"tm" && word_start(i - 2) {
+            Some(i + 1).filter(|&s| random_part(t, s))
+        } else if t[i..].starts_with(b"pip-") && word_start(i) {
+            pip_random_start(t, i + 4)
+        } else {
+            None
+        };
+        match start {
+            Some(s) => {
+                let o = out.get_or_insert_with(|| Vec::with_capacity(t.len()));
+                o.extend_from_slice(&t[copied..s]);
+                o.push(b'#');
+                copied = s + TEMP_RANDOM;
+                i = copied;
+            }
+            None => i += 1,
         }
     }
     out.map(|mut o| {
@@ -828,5 +909,106 @@ mod tests {
             m("Base64EncoderVariant2Test x86_64"),
             "Base64EncoderVariant2Test x86_64"
         );
+    }
+
+    /// A reading of `normalize._TEMP_NAME` position by position, with every kind length tried
+    /// longest first (the regular expression's backtracking), for the randomized test.
+    fn temp_names_naive(t: &[u8]) -> Option<Vec<u8>> {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let part = |s: usize| -> bool {
+            s + 8 <= t.len()
+                && t[s..s + 8]
+                    .iter()
+                    .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                && t[s..s + 8].iter().any(|b| b.is_ascii_digit())
+                && (s + 8 == t.len() || !word(t[s + 8]))
+        };
+        let kind_ends = |j: usize| -> Vec<usize> {
+            // every e such that t[j..e] matches [a-z]+(?:-[a-z]+)*-
+            (j + 2..=t.len())
+                .filter(|&e| {
+                    let k = &t[j..e];
+                    k.last() == Some(&b'-')
+                        && k[..k.len() - 1]
+                            .split(|&b| b == b'-')
+                            .all(|w| !w.is_empty() && w.iter().all(u8::is_ascii_lowercase))
+                })
+                .collect()
+        };
+        let (mut out, mut copied, mut i, mut any) = (Vec::new(), 0, 0, false);
+        while i < t.len() {
+            let at_start = i == 0 || !word(t[i - 1]);
+            let mut start = None;
+            if at_start && t[i..].starts_with(b"tmp") && part(i + 3) {
+                start = Some(i + 3);
+            } else if at_start && t[i..].starts_with(b"pip-") {
+                start = kind_ends(i + 4).into_iter().rev().find(|&s| part(s));
+            }
+            if let Some(s) = start {
+                out.extend_from_slice(&t[copied..s]);
+                out.push(b'#');
+                copied = s + 8;
+                i = copied;
+                any = true;
+            } else {
+                i += 1;
+            }
+        }
+        out.extend_from_slice(&t[copied..]);
+        any.then_some(out)
+    }
+
+    #[test]
+    fn temporary_names_lose_their_random_part() {
+        let masked = |s: &str| mask_temp_names(s.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        let cases = [
+            (
+                "/tmp/pip-build-env-v3uow3pb/overlay",
+                Some("/tmp/pip-build-env-#/overlay"),
+            ),
+            ("/tmp/tmpa1b2c3d4/x.py", Some("/tmp/tmp#/x.py")),
+            (
+                "pip-ephem-wheel-cache-07l9px25",
+                Some("pip-ephem-wheel-cache-#"),
+            ),
+            ("pip-a-b-c1234567", Some("pip-a-b-#")),
+            ("pip-build-env-v3uow3pb-x", Some("pip-build-env-#-x")),
+            ("tmp_results", None),        // no digit: a name, kept
+            ("/tmp/tmpabcdefgh", None),   // no digit
+            ("xtmpa1b2c3d4", None),       // not at the start of a word
+            ("tmpa1b2c3d4e", None),       // nine characters
+            ("pip--x-a1b2c3d4", None),    // no kind
+            ("pip-build-a1b2c3D4", None), // upper case is not tempfile's
+        ];
+        for (text, want) in cases {
+            assert_eq!(masked(text).as_deref(), want, "{text}");
+        }
+        // and in the default masks, with the patterns after it
+        assert_eq!(
+            m("File \"/tmp/pip-build-env-v3uow3pb/setup.py\", line 12345"),
+            "File \"/tmp/pip-build-env-#/setup.py\", line #"
+        );
+    }
+
+    #[test]
+    fn the_temporary_name_pass_is_its_regular_expression() {
+        let alphabet: &[&[u8]] = &[
+            b"tmp", b"pip-", b"build-", b"env-", b"-", b"a", b"b", b"z", b"1", b"7", b"_", b"/",
+            b" ", b"x", b"Q", b"p", b"i", b"tm", b"#",
+        ];
+        let mut y = 0x7e3f_1c2a_9b5d_0e11u64;
+        for _ in 0..100_000 {
+            let n = (xorshift(&mut y) % 24) as usize;
+            let mut t = Vec::new();
+            for _ in 0..n {
+                t.extend_from_slice(alphabet[(xorshift(&mut y) % alphabet.len() as u64) as usize]);
+            }
+            assert_eq!(
+                mask_temp_names(&t),
+                temp_names_naive(&t),
+                "{:?}",
+                String::from_utf8_lossy(&t)
+            );
+        }
     }
 }
