@@ -589,16 +589,50 @@ fn pip_random_start(t: &[u8], j: usize) -> Option<usize> {
     ends.into_iter().rev().find(|&s| random_part(t, s))
 }
 
+/// The next `p` at or after `from` that may be the `p` of `tmp` (an `m` before it) or of
+/// `pip-` (an `i` after it), or `t.len()`: sixteen bytes at a time where SSE2 is there, each
+/// chunk's neighbours read as the chunks one byte to either side; bytewise elsewhere.
+fn find_temp_lead(t: &[u8], from: usize) -> usize {
+    let lead =
+        |j: usize| t[j] == b'p' && ((j > 0 && t[j - 1] == b'm') || t.get(j + 1) == Some(&b'i'));
+    let mut i = from;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        if i == 0 {
+            if !t.is_empty() && lead(0) {
+                return 0;
+            }
+            i = 1;
+        }
+        while i + 17 <= t.len() {
+            let p = simd::Chunk::at(t, i).equal(b'p');
+            if p != 0 {
+                let after_m = simd::Chunk::at(t, i - 1).equal(b'm');
+                let before_i = simd::Chunk::at(t, i + 1).equal(b'i');
+                let found = p & (after_m | before_i);
+                if found != 0 {
+                    return i + found.trailing_zeros() as usize;
+                }
+            }
+            i += 16;
+        }
+    }
+    while i < t.len() && !lead(i) {
+        i += 1;
+    }
+    i.min(t.len())
+}
+
 /// `t` with the random part of each temporary name replaced by `#`, or None when there is
 /// none: `tmp` or `pip-<kind>-` at the start of a word, then 8 of `[a-z0-9_]` with a digit
 /// among them and no word byte after them; the pass after the tokens, as
-/// `normalize.mask_temp_names`. Both prefixes have a `p`, found sixteen bytes at a time.
+/// `normalize.mask_temp_names`. Both prefixes have a `p` ([`find_temp_lead`]).
 pub fn mask_temp_names(t: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
     let mut i = 0;
     loop {
-        i = simd::find_byte(t, i, b'p');
+        i = find_temp_lead(t, i);
         if i >= t.len() {
             break;
         }
@@ -998,7 +1032,7 @@ mod tests {
         ];
         let mut y = 0x7e3f_1c2a_9b5d_0e11u64;
         for _ in 0..100_000 {
-            let n = (xorshift(&mut y) % 24) as usize;
+            let n = (xorshift(&mut y) % 48) as usize; // up to ~150 bytes: chunks and tails
             let mut t = Vec::new();
             for _ in 0..n {
                 t.extend_from_slice(alphabet[(xorshift(&mut y) % alphabet.len() as u64) as usize]);
@@ -1009,6 +1043,13 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(&t)
             );
+            let from = (xorshift(&mut y) % (t.len() as u64 + 1)) as usize;
+            let bytewise = (from..t.len())
+                .find(|&j| {
+                    t[j] == b'p' && ((j > 0 && t[j - 1] == b'm') || t.get(j + 1) == Some(&b'i'))
+                })
+                .unwrap_or(t.len());
+            assert_eq!(find_temp_lead(&t, from), bytewise);
         }
     }
 }
