@@ -30,11 +30,11 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_files, git_show, is_git, walk_files
 from react_webshop import Trace, agent_request, agent_root_attrs, write_source  # shared OTLP shape
 
 SOURCE = "balrog_textworld"
@@ -77,27 +77,13 @@ CLARIFY = re.compile(r"^\([^\n]*\)\n")
 STATUS_LINE = re.compile(r"\n+>[ \t]*-= [^\n]* =-\d+/\d+$")
 
 
-def is_git(raw: str) -> bool:
-    return os.path.exists(os.path.join(raw, "HEAD")) or os.path.isdir(os.path.join(raw, "objects"))
+def local_root(raw: str) -> str:
+    return os.path.join(raw, "LLM") if os.path.isdir(os.path.join(raw, "LLM")) else raw
 
 
 def list_runs(raw: str) -> list[tuple[str, str, int]]:
     """(submission, task, episode) for every TextWorld episode with both a CSV and a JSON."""
-    if is_git(raw):
-        out = subprocess.run(
-            ["git", f"--git-dir={raw}", "ls-tree", "-r", "--name-only", COMMIT, BASE],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split("\n")
-        rels = [p[len(BASE) + 1 :] for p in out if p]
-    else:
-        root = os.path.join(raw, "LLM") if os.path.isdir(os.path.join(raw, "LLM")) else raw
-        rels = [
-            os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
-            for d, _, fs in os.walk(root)
-            for f in fs
-        ]
+    rels = git_files(raw, COMMIT, BASE) if is_git(raw) else walk_files(local_root(raw))
     have = set(rels)
     runs = []
     rx = re.compile(r"^([^/]+)/textworld/([a-z_]+)/\2_run_(\d+)\.csv$")
@@ -111,13 +97,8 @@ def list_runs(raw: str) -> list[tuple[str, str, int]]:
 def read(raw: str, rel: str) -> str:
     """``rel`` under submissions/LLM/ at COMMIT, or under an extracted copy."""
     if is_git(raw):
-        return subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{BASE}/{rel}"],
-            check=True,
-            capture_output=True,
-        ).stdout.decode("utf-8")
-    root = os.path.join(raw, "LLM") if os.path.isdir(os.path.join(raw, "LLM")) else raw
-    with open(os.path.join(root, rel), encoding="utf-8", newline="") as f:
+        return git_show(raw, COMMIT, f"{BASE}/{rel}")
+    with open(os.path.join(local_root(raw), rel), encoding="utf-8", newline="") as f:
         return f.read()
 
 

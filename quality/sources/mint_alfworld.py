@@ -28,11 +28,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_show, is_git
 from react_webshop import (  # shared OTLP shape
     Trace,
     agent_request,
@@ -63,15 +63,9 @@ def rel_path(model: str) -> str:
     return f"data/outputs/{model}/{SETTING}/decision_making/alfworld/results.jsonl"
 
 
-def is_git(raw: str) -> bool:
-    return os.path.exists(os.path.join(raw, "HEAD")) or os.path.isdir(os.path.join(raw, "objects"))
-
-
 def read(raw: str, rel: str) -> str:
     if is_git(raw):
-        return subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{rel}"], check=True, capture_output=True
-        ).stdout.decode("utf-8")
+        return git_show(raw, COMMIT, rel)
     sub = rel.removeprefix("data/outputs/")
     for base in (os.path.join(raw, "data", "outputs"), raw):
         p = os.path.join(base, sub)

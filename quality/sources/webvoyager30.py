@@ -35,11 +35,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_files, git_show, is_git, walk_files
 from react_webshop import (  # shared OTLP shape
     Trace,
     agent_request,
@@ -62,31 +62,13 @@ RESULT_LINE = re.compile(r"^(✅|❌) action '([A-Za-z_]+)' with id=")
 NOTTE_PROMPT = "Given the previous information, start by reflecting on your last action."
 
 
-def is_git(raw: str) -> bool:
-    return os.path.exists(os.path.join(raw, "HEAD")) or os.path.isdir(os.path.join(raw, "objects"))
-
-
 def local_root(raw: str) -> str:
     return os.path.join(raw, BASE) if os.path.isdir(os.path.join(raw, BASE)) else raw
 
 
 def list_runs(raw: str) -> list[tuple[str, str, int]]:
     """(agent, task folder, try) for every results_no_screenshot.json of the two agents."""
-    if is_git(raw):
-        out = subprocess.run(
-            ["git", f"--git-dir={raw}", "ls-tree", "-r", "--name-only", COMMIT, BASE],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split("\n")
-        rels = [p[len(BASE) + 1 :] for p in out if p]
-    else:
-        root = local_root(raw)
-        rels = [
-            os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
-            for d, _, fs in os.walk(root)
-            for f in fs
-        ]
+    rels = git_files(raw, COMMIT, BASE) if is_git(raw) else walk_files(local_root(raw))
     runs = []
     rx = re.compile(r"^([A-Za-z]+)/(\d+)/([^/]+)/(\d+)/results_no_screenshot\.json$")
     for p in rels:
@@ -102,11 +84,7 @@ def rel_path(agent: str, task_dir: str, k: int) -> str:
 
 def read(raw: str, rel: str) -> str:
     if is_git(raw):
-        return subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{BASE}/{rel}"],
-            check=True,
-            capture_output=True,
-        ).stdout.decode("utf-8")
+        return git_show(raw, COMMIT, f"{BASE}/{rel}")
     with open(os.path.join(local_root(raw), rel), encoding="utf-8") as f:
         return f.read()
 
