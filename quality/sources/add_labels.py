@@ -18,19 +18,12 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from add_label import TYPES  # quality/add_label.py: the rubric's episode types
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUALITY = os.path.dirname(HERE)
 LABELS = os.path.join(QUALITY, "labels_sources.jsonl")
-TYPES = frozenset(
-    {
-        "identical_repeat",
-        "cycle",
-        "near_duplicate_edit",
-        "error_streak",
-        "poll_no_progress",
-        "text_loop",
-    }
-)
 EPISODE_KEYS = ("type", "first_step", "last_step", "unit", "repetitions", "escaped", "note")
 
 
