@@ -552,12 +552,6 @@ pub fn mask_tokens(t: &[u8]) -> Option<Vec<u8>> {
 /// How many random characters Python's `tempfile` puts in a name.
 const TEMP_RANDOM: usize = 8;
 
-/// A byte of Python's `\w` in ASCII (the placeholder is not: it never reaches this pass).
-#[inline]
-fn is_ascii_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
 /// Whether `t[s..]` starts with a temporary name's random part: 8 of `[a-z0-9_]` with a
 /// digit among them, not followed by a word byte.
 fn random_part(t: &[u8], s: usize) -> bool {
@@ -567,7 +561,7 @@ fn random_part(t: &[u8], s: usize) -> bool {
     part.iter()
         .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         && part.iter().any(u8::is_ascii_digit)
-        && !t.get(s + TEMP_RANDOM).copied().is_some_and(is_ascii_word)
+        && !t.get(s + TEMP_RANDOM).copied().is_some_and(is_word)
 }
 
 /// Where the random part after `pip-` (at `j`) starts: the kind is `[a-z]+(?:-[a-z]+)*-`, the
@@ -626,7 +620,8 @@ fn find_temp_lead(t: &[u8], from: usize) -> usize {
 /// `t` with the random part of each temporary name replaced by `#`, or None when there is
 /// none: `tmp` or `pip-<kind>-` at the start of a word, then 8 of `[a-z0-9_]` with a digit
 /// among them and no word byte after them; the pass after the tokens, as
-/// `normalize.mask_temp_names`. Both prefixes have a `p` ([`find_temp_lead`]).
+/// `normalize.mask_temp_names`. Both prefixes have a `p` ([`find_temp_lead`]). It runs before
+/// the letter-led pass, so no placeholder is in `t` and [`is_word`] is Python's ASCII `\w`.
 pub fn mask_temp_names(t: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
@@ -636,7 +631,7 @@ pub fn mask_temp_names(t: &[u8]) -> Option<Vec<u8>> {
         if i >= t.len() {
             break;
         }
-        let word_start = |at: usize| at == 0 || !is_ascii_word(t[at - 1]);
+        let word_start = |at: usize| at == 0 || !is_word(t[at - 1]);
         let start = if i >= 2 && &t[i - 2..i] == b"tm" && word_start(i - 2) {
             Some(i + 1).filter(|&s| random_part(t, s))
         } else if t[i..].starts_with(b"pip-") && word_start(i) {
