@@ -25,10 +25,10 @@ import argparse
 import ast
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_names, git_show
 from react_webshop import (  # shared OTLP shape
     Trace,
     agent_request,
@@ -76,22 +76,13 @@ class Raw:
     def ls(self, rel: str) -> list[str]:
         if not self.git:
             return sorted(os.listdir(os.path.join(self.raw, rel)))
-        out = subprocess.run(
-            ["git", f"--git-dir={self.raw}", "ls-tree", f"{COMMIT}:{rel}"],
-            check=True,
-            capture_output=True,
-        ).stdout.decode("utf-8")
-        return sorted(line.split("\t", 1)[1] for line in out.splitlines())
+        return sorted(git_names(self.raw, COMMIT, rel))
 
     def read(self, rel: str) -> str:
         if not self.git:
             with open(os.path.join(self.raw, rel), encoding="utf-8") as f:
                 return f.read()
-        return subprocess.run(
-            ["git", f"--git-dir={self.raw}", "show", f"{COMMIT}:{rel}"],
-            check=True,
-            capture_output=True,
-        ).stdout.decode("utf-8")
+        return git_show(self.raw, COMMIT, rel)
 
 
 def last_numbered(files: list[str], prefix: str) -> str:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import os
 import subprocess
 
-__all__ = ["git_files", "git_show", "is_git", "walk_files"]
+__all__ = [
+    "git_files",
+    "git_names",
+    "git_show",
+    "git_show_bytes",
+    "git_show_or_none",
+    "is_git",
+    "walk_files",
+]
 
 
 def is_git(raw: str) -> bool:
@@ -19,11 +27,22 @@ def is_git(raw: str) -> bool:
     return os.path.exists(os.path.join(raw, "HEAD")) or os.path.isdir(os.path.join(raw, "objects"))
 
 
-def git_show(raw: str, commit: str, path: str) -> str:
-    """The file ``path`` at ``commit``, as UTF-8 text."""
+def git_show_bytes(raw: str, commit: str, path: str) -> bytes:
+    """The file ``path`` at ``commit``, as bytes (for ``json.loads``, which detects the encoding)."""
     return subprocess.run(
         ["git", f"--git-dir={raw}", "show", f"{commit}:{path}"], check=True, capture_output=True
-    ).stdout.decode("utf-8")
+    ).stdout
+
+
+def git_show(raw: str, commit: str, path: str) -> str:
+    """The file ``path`` at ``commit``, as UTF-8 text."""
+    return git_show_bytes(raw, commit, path).decode("utf-8")
+
+
+def git_show_or_none(raw: str, commit: str, path: str) -> str | None:
+    """The file ``path`` at ``commit`` as UTF-8 text, or None if git cannot show it (optional files)."""
+    r = subprocess.run(["git", f"--git-dir={raw}", "show", f"{commit}:{path}"], capture_output=True)
+    return r.stdout.decode("utf-8") if r.returncode == 0 else None
 
 
 def git_files(raw: str, commit: str, base: str) -> list[str]:
@@ -35,6 +54,16 @@ def git_files(raw: str, commit: str, base: str) -> list[str]:
         text=True,
     ).stdout.split("\n")
     return [p[len(base) + 1 :] for p in out if p]
+
+
+def git_names(raw: str, commit: str, folder: str) -> list[str]:
+    """The names directly in ``folder`` at ``commit`` (files and subfolders, not recursive)."""
+    out = subprocess.run(
+        ["git", f"--git-dir={raw}", "ls-tree", f"{commit}:{folder}"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode("utf-8")
+    return [line.split("\t", 1)[1] for line in out.splitlines()]
 
 
 def walk_files(root: str) -> list[str]:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_show, is_git
 from react_webshop import Trace, agent_request, agent_root_attrs, write_source  # shared OTLP shape
 
 SOURCE = "intercode_ctf"
@@ -42,10 +42,8 @@ WRONG_FLAG = "Submitted flag is incorrect. Keep trying!"
 
 def read(raw: str, rel: str) -> str:
     """A file at COMMIT from the bare git dir, or an extracted copy (by base name) in RAW."""
-    if os.path.exists(os.path.join(raw, "HEAD")) or os.path.isdir(os.path.join(raw, "objects")):
-        return subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{rel}"], check=True, capture_output=True
-        ).stdout.decode("utf-8")
+    if is_git(raw):
+        return git_show(raw, COMMIT, rel)
     with open(os.path.join(raw, os.path.basename(rel)), encoding="utf-8") as f:
         return f.read()
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_show_or_none, is_git
 from react_webshop import Trace, agent_request, agent_root_attrs, write_source  # shared OTLP shape
 
 SOURCE = "medagentbench"
@@ -47,15 +47,8 @@ MODELS = {
 
 def read(raw: str, rel: str) -> str | None:
     """A file at COMMIT from the bare git dir, or from an extracted outputs/Jan17v1 copy."""
-    if (
-        os.path.isdir(os.path.join(raw, "objects"))
-        or raw.endswith(".git")
-        or os.path.exists(os.path.join(raw, "HEAD"))
-    ):
-        r = subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{rel}"], capture_output=True
-        )
-        return r.stdout.decode("utf-8") if r.returncode == 0 else None
+    if is_git(raw) or raw.endswith(".git"):
+        return git_show_or_none(raw, COMMIT, rel)
     local = rel[len(BASE) + 1 :] if rel.startswith(BASE + "/") else os.path.basename(rel)
     path = os.path.join(raw, local)
     if not os.path.exists(path):

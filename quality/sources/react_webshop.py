@@ -21,9 +21,12 @@ import hashlib
 import json
 import os
 import re
-import subprocess
+import sys
 from collections.abc import Iterable
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_show_bytes
 
 SOURCE = "react_webshop"
 REPO = "ysymyth/ReAct"
@@ -224,10 +227,7 @@ class Trace:
 def read_notebook(raw: str) -> dict:
     """The notebook from a bare git dir (at COMMIT) or from an extracted file/dir."""
     if os.path.isdir(raw) and not os.path.exists(os.path.join(raw, PATH)):
-        blob = subprocess.run(
-            ["git", f"--git-dir={raw}", "show", f"{COMMIT}:{PATH}"], check=True, capture_output=True
-        ).stdout
-        return json.loads(blob)
+        return json.loads(git_show_bytes(raw, COMMIT, PATH))
     path = os.path.join(raw, PATH) if os.path.isdir(raw) else raw
     with open(path, encoding="utf-8") as f:
         return json.load(f)

@@ -17,12 +17,12 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gitraw import git_show_bytes
 from react_webshop import write_source  # the shared writer of a source's two files
 
 SOURCE = "tau2_telecom"
@@ -74,9 +74,7 @@ def read_raw(raw: str, name: str) -> bytes:
     if os.path.isfile(os.path.join(raw, rel)):
         with open(os.path.join(raw, rel), "rb") as f:
             return f.read()
-    return subprocess.run(
-        ["git", "--git-dir", raw, "show", f"{COMMIT}:{rel}"], check=True, capture_output=True
-    ).stdout
+    return git_show_bytes(raw, COMMIT, rel)
 
 
 class Run:
