@@ -49,6 +49,8 @@ OnSkip = Callable[[InputProblem], None]
 _log = logging.getLogger("otel_cycleguard.analyze")
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
+#: The most :func:`_lines` asks the source for at a time.
+_LINE_BLOCK = 1 << 16
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 _INVALID = object()
 
@@ -182,9 +184,9 @@ class TraceReader:
         self, source: Source, stream: BinaryIO, cursor: _Cursor
     ) -> Iterator[DocumentSpans]:
         """JSON lines: one document per line, bad lines skipped with their number."""
-        for line in stream:
+        for line in _lines(stream):
             cursor.line += 1
-            if not line.strip():
+            if line.isspace():  # ``strip()`` would copy every line to test it
                 continue
             spans = spans_from_json(line)  # the usual line, read by the core in one pass
             if spans is not None:
@@ -245,6 +247,39 @@ class TraceReader:
     def _reporter(self, source: Source, line: int | None) -> Callable[[str], None]:
         """A callback for span converters, reporting skipped spans at this file and line."""
         return lambda reason: self._skip(source, line, "invalid_span", reason)
+
+
+def _lines(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's lines, each with its newline, read in blocks of at most ``_LINE_BLOCK``.
+
+    Why not ``for line in stream``: ``BufferedReader.readline`` looks for the newline a byte at
+    a time and refills an 8 KiB buffer, which cost 3 % of ``analyze`` on lines of 40 KiB;
+    ``bytes.find`` runs at ``memchr`` speed. ``read1`` returns what one read of the source
+    gives, so a pipe (``tail -f ... | cycleguard analyze -``) is still read line by line as it
+    comes. A line longer than a block is joined once, from its parts. Blank lines come out as
+    they are (the caller skips them).
+    """
+    read = getattr(stream, "read1", stream.read)
+    parts: list[bytes] = []
+    while block := read(_LINE_BLOCK):
+        end = block.find(b"\n")
+        if end < 0:
+            parts.append(block)
+            continue
+        if parts:
+            parts.append(block[: end + 1])
+            yield b"".join(parts)
+            parts = []
+        else:
+            yield block[: end + 1]
+        start = end + 1
+        while (end := block.find(b"\n", start)) >= 0:
+            yield block[start : end + 1]
+            start = end + 1
+        if start < len(block):
+            parts.append(block[start:])
+    if parts:
+        yield b"".join(parts)
 
 
 class _Cursor:

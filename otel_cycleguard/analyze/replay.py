@@ -506,6 +506,8 @@ def _replay_part(
 
 
 def _tokens(value: Any) -> int:
+    if value.__class__ is int:  # what conventions give: the test below, without its cost
+        return value if value > 0 else 0  # type: ignore[no-any-return]
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return int(value)
     return 0

@@ -198,6 +198,19 @@ def test_bounded_and_never_raises() -> None:
         returned_results(garbage)
 
 
+def test_the_session_used_least_recently_is_the_one_dropped() -> None:
+    """Past ``max_sessions`` the oldest *use* goes, not the oldest session: a session that
+    keeps working keeps its pending calls."""
+    derived = DerivedCalls(max_sessions=2)
+    derived.model_span("a", genai([USER], [ask(("c", "grep", {}))]))
+    derived.model_span("b", genai([USER], [ask(("c", "grep", {}))]))
+    assert derived.pending("a")  # a use of "a": "b" is now the least recent
+    derived.model_span("c", genai([USER], [ask(("c", "grep", {}))]))
+    assert len(derived) == 2
+    assert derived.pending("a") and derived.pending("c")
+    assert not derived.pending("b")
+
+
 def test_a_side_call_between_two_turns_leaves_the_calls_pending() -> None:
     derived = DerivedCalls()
     derived.model_span("s", genai([USER], [ask(("c1", "grep", {}))]))
