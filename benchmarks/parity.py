@@ -30,7 +30,13 @@ base64): one ``text_loop`` WARN added, in every pass of ``intercode_ctf/task060`
 decoding base64 layers in turn, whose turns now read the same), otherwise evidence hashes only
 (6 runs). On 2026-12-03 (fourth session) the 480 ``balrog_textworld``, the 461
 ``webvoyager30`` and the 536 ``mint_alfworld`` runs were added with no rule change (4,064
-runs; the runs recorded before recorded the same, run for run).
+runs; the runs recorded before recorded the same, run for run). In the fifth session,
+``recurring_failure`` compares failed calls whitespace aside (``rules::loose_failure``): 42
+signals added in 11 failed runs (7 ``balrog_textworld``, 3 SWE-agent Java, 1 ``intercode_ctf``;
+in the ``quality`` pass 3 WARNs and no TERM moved; the ``subagent`` pass, with the lowest
+thresholds, gains 7 of its TERMs and loses one ``repeated_failure`` TERM), and the rule's
+explanation says
+"whitespace aside" (185 more runs differ by that text only).
 
 Usage::
 

@@ -552,3 +552,78 @@ def test_installs_that_fail_on_a_new_missing_module_each_time_are_not_the_same_e
         for i, (d, mod) in enumerate(zip(_BUILD_DIRS, modules, strict=True))
     ]
     assert not any(rule == "same_error" for _, rule in terms(feed(s, calls)))
+
+
+_TABBED = (
+    "def parse(spec):\n\thost, _, port = spec.partition(':')\n\tif not port:\n\t\tport = 5432\n"
+)
+
+
+def _no_match(old: str) -> str:
+    """An editor tool's answer to an ``old_str`` missing from the file, quoting it back."""
+    return (
+        f"ERROR:\nNo replacement was performed, old_str `{old}` did not appear verbatim in "
+        "/workspace/netcfg/legacy.py."
+    )
+
+
+def _str_replace(old: str, new: str) -> dict:
+    return {
+        "command": "str_replace",
+        "path": "/workspace/netcfg/legacy.py",
+        "old_str": old,
+        "new_str": new,
+    }
+
+
+def _view() -> tuple:
+    return (
+        "str_replace_editor",
+        {"command": "view", "path": "/workspace/netcfg/legacy.py"},
+        _TABBED,
+    )
+
+
+def test_an_old_str_retried_with_other_indentation_on_a_tabbed_file_is_one_failure():
+    # the file is indented with tabs; the agent retries the same one-line fix with four, eight
+    # and two spaces, a trailing newline, CRLF..., re-viewing the file in between: each error
+    # quotes its own old_str back, so only whitespace tells the failures apart
+    s = session()
+    indents = ("    ", "        ", "  ", "    ", "      ", "   ")
+    calls = []
+    for n, pad in enumerate(indents):
+        old = f"{pad}if not port:\n{pad}{pad}port = 5432" + ("\n" if n % 2 else "")
+        calls.append(
+            (
+                "str_replace_editor",
+                _str_replace(old, old.replace("not port", "port is None")),
+                _no_match(old),
+                True,
+            )
+        )
+        if n % 2:
+            calls.append(_view())
+    fired = feed(s, calls)
+    assert ("recurring_failure", Level.TERM) in [(x.rule, x.level) for x in fired]
+
+
+def test_different_edits_that_each_miss_the_file_are_not_one_failure():
+    # control: the same number of misses, but each old_str says something else
+    s = session()
+    lines = (
+        "if not port:",
+        "port = 5432",
+        "host = spec",
+        "return host, port",
+        "if port == 0:",
+        "spec.strip()",
+    )
+    calls = []
+    for n, line in enumerate(lines):
+        old = f"    {line}"
+        calls.append(
+            ("str_replace_editor", _str_replace(old, old + "  # fixed"), _no_match(old), True)
+        )
+        if n % 2:
+            calls.append(_view())
+    assert not any(x.rule == "recurring_failure" for x in feed(s, calls))

@@ -55,6 +55,84 @@ pub fn failure_fold(masked: &[u8]) -> u64 {
     }
 }
 
+/// Arguments longer than this are compared exactly by `loose_failure` (the call's key): a
+/// whole file written and rewritten is not an `old_str` retried, and every failure pays the
+/// pass over what it reads.
+const LOOSE_MAX_ARGS: usize = 2048;
+
+/// 1 for the bytes `loose_failure` keeps, 0 for ASCII whitespace (`u8::is_ascii_whitespace`).
+const KEPT: [u8; 256] = {
+    let mut table = [1u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        if (b as u8).is_ascii_whitespace() {
+            table[b] = 0;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Appends `bytes` without their whitespace: every byte is written and the end moves past
+/// the kept ones only, so the loop has no branch on the data.
+fn push_kept(out: &mut Vec<u8>, bytes: &[u8]) {
+    let start = out.len();
+    out.resize(start + bytes.len(), 0);
+    let mut end = start;
+    for &b in bytes {
+        out[end] = b; // end <= start + (bytes read so far) < out.len()
+        end += KEPT[b as usize] as usize;
+    }
+    out.truncate(end);
+}
+
+/// What `recurring_failure` compares of a failed call, whitespace aside: the tool, its
+/// canonical arguments without the spaces, tabs and newlines in them (in JSON strings also
+/// the `\n`, `\t` and `\r` escapes), and the masked output without its whitespace when
+/// `head_whole` says the masked head holds all of it. A longer output is compared exactly,
+/// by `exact_result`, and arguments longer than `LOOSE_MAX_ARGS` by `exact_key`. Never 0.
+///
+/// Why: an edit whose `old_str` does not match the file (tabs in the file, spaces in the
+/// call) is retried with four, then eight, then two spaces, and fails each time with an error
+/// that quotes it back. Those are one attempt failing one way; what changes is whitespace the
+/// tool never matched. Whitespace that does change something changes the error too.
+pub fn loose_failure(
+    tool_hash: u64,
+    exact_key: u64,
+    canonical: &[u8],
+    head: &[u8],
+    head_whole: bool,
+    exact_result: u64,
+) -> u64 {
+    let mut text: Vec<u8> = Vec::with_capacity(canonical.len().min(LOOSE_MAX_ARGS) + 2048 + 18);
+    text.extend_from_slice(&tool_hash.to_le_bytes());
+    if canonical.len() > LOOSE_MAX_ARGS {
+        text.extend_from_slice(&exact_key.to_le_bytes());
+    } else {
+        let mut at = 0;
+        loop {
+            let slash = crate::simd::find_byte(canonical, at, b'\\');
+            push_kept(&mut text, &canonical[at..slash]);
+            if slash + 1 >= canonical.len() {
+                text.extend_from_slice(&canonical[slash.min(canonical.len())..]);
+                break;
+            }
+            let next = canonical[slash + 1];
+            if !matches!(next, b'n' | b't' | b'r') {
+                text.extend_from_slice(&[b'\\', next]); // `\\`, `\"`, `\u...`: kept as written
+            }
+            at = slash + 2;
+        }
+    }
+    text.push(0xFF); // never in UTF-8: arguments and output cannot run into each other
+    if head_whole {
+        push_kept(&mut text, head);
+    } else {
+        text.extend_from_slice(&exact_result.to_le_bytes());
+    }
+    xxh3_64(&text).max(1)
+}
+
 // Replay bits of a ring info word (bit 0 is FAILED): whether the call can still be replayed,
 // the distance it replayed at, whether it was a look with a new answer, the laps of its cycle.
 const LIVE: u64 = 2;
@@ -513,7 +591,7 @@ impl Watch for RecurringFailure {
         }
         let c = cx.call;
         let pair = if c.failed && !c.kind.is_poll {
-            xxh3_64(format!("f{}:{}", c.key, c.result).as_bytes())
+            c.loose_failure
         } else {
             0
         };
@@ -531,7 +609,7 @@ impl Watch for RecurringFailure {
             cfg.th,
             || {
                 format!(
-                    "recurring_failure: a call failed {count} times with the same arguments and the same (masked) error within the last {} calls (what was done in between changed nothing)",
+                    "recurring_failure: a call failed {count} times with the same arguments and the same (masked) error, whitespace aside, within the last {} calls (what was done in between changed nothing)",
                     cfg.window
                 )
             },
@@ -883,5 +961,132 @@ impl Watch for EditWithoutEffect {
         self.check_key = 0;
         self.edits_since = 0;
         self.gate.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loose_failure;
+
+    const TOOL: u64 = 0x5eed;
+
+    fn loose(args: &str, out: &str) -> u64 {
+        loose_failure(TOOL, 9, args.as_bytes(), out.as_bytes(), true, 7)
+    }
+
+    #[test]
+    fn an_old_str_retried_with_other_indentation_is_one_failure() {
+        let error = |old: &str| {
+            format!("No replacement was performed, old_str `{old}` did not appear verbatim in /w/legacy.py.")
+        };
+        let four = r#"{"command":"str_replace","old_str":"    if not port:\n        port = DEFAULT_PORT","path":"/w/legacy.py"}"#;
+        let eight = r#"{"command":"str_replace","old_str":"        if not port:\n            port = DEFAULT_PORT","path":"/w/legacy.py"}"#;
+        let crlf = r#"{"command":"str_replace","old_str":"    if not port:\r\n\tport = DEFAULT_PORT","path":"/w/legacy.py"}"#;
+        let a = loose(
+            four,
+            &error("    if not port:\n        port = DEFAULT_PORT"),
+        );
+        assert_eq!(
+            a,
+            loose(
+                eight,
+                &error("        if not port:\n            port = DEFAULT_PORT")
+            )
+        );
+        assert_eq!(
+            a,
+            loose(crlf, &error("    if not port:\r\n\tport = DEFAULT_PORT"))
+        );
+    }
+
+    #[test]
+    fn other_words_other_tools_and_other_errors_stay_apart() {
+        let args = r#"{"cmd":"make test"}"#;
+        let a = loose(args, "error: no rule");
+        assert_ne!(a, loose(r#"{"cmd":"make check"}"#, "error: no rule"));
+        assert_ne!(a, loose(args, "error: no target"));
+        assert_ne!(
+            a,
+            loose_failure(TOOL + 1, 9, args.as_bytes(), b"error: no rule", true, 7)
+        );
+        // arguments and output do not run into each other
+        assert_ne!(loose(r#"{"a":"x"}"#, "y"), loose(r#"{"a":"xy"}"#, ""));
+    }
+
+    #[test]
+    fn an_escaped_backslash_before_n_is_text_not_a_newline() {
+        // `\\n` in JSON is a backslash and an `n`: kept; `\n` is a newline: dropped
+        assert_ne!(loose(r#"{"s":"a\\nb"}"#, "e"), loose(r#"{"s":"ab"}"#, "e"));
+        assert_eq!(loose(r#"{"s":"a\nb"}"#, "e"), loose(r#"{"s":"ab"}"#, "e"));
+    }
+
+    /// The rule read plainly: a byte at a time, escapes as JSON writes them.
+    fn reference(canonical: &[u8], head: &[u8]) -> Vec<u8> {
+        let mut text = TOOL.to_le_bytes().to_vec();
+        let mut i = 0;
+        while i < canonical.len() {
+            let b = canonical[i];
+            if b == b'\\' && i + 1 < canonical.len() {
+                if !matches!(canonical[i + 1], b'n' | b't' | b'r') {
+                    text.extend_from_slice(&canonical[i..i + 2]);
+                }
+                i += 2;
+                continue;
+            }
+            if !b.is_ascii_whitespace() {
+                text.push(b);
+            }
+            i += 1;
+        }
+        text.push(0xFF);
+        text.extend(head.iter().copied().filter(|b| !b.is_ascii_whitespace()));
+        text
+    }
+
+    #[test]
+    fn the_fast_pass_keeps_exactly_what_the_plain_reading_keeps() {
+        use crate::testing::xorshift as next;
+        let alphabet: &[u8] = b" \t\n\r\x0c\\ntru\"ab{}:,";
+        let mut y: u64 = 0x0DDB_A11C_0FFE_E123;
+        let text = |y: &mut u64| -> Vec<u8> {
+            let n = next(y) % 40;
+            (0..n)
+                .map(|_| alphabet[(next(y) % alphabet.len() as u64) as usize])
+                .collect()
+        };
+        for _ in 0..100_000 {
+            let (args, head) = (text(&mut y), text(&mut y));
+            assert_eq!(
+                loose_failure(TOOL, 9, &args, &head, true, 7),
+                xxhash_rust::xxh3::xxh3_64(&reference(&args, &head)).max(1),
+                "{:?} / {:?}",
+                String::from_utf8_lossy(&args),
+                String::from_utf8_lossy(&head)
+            );
+        }
+    }
+
+    #[test]
+    fn long_arguments_are_compared_exactly() {
+        let spaced = format!(r#"{{"content":"{}"}}"#, "a b ".repeat(600));
+        let tight = format!(r#"{{"content":"{}"}}"#, "ab".repeat(600));
+        let loose = |args: &str, key: u64| loose_failure(TOOL, key, args.as_bytes(), b"e", true, 7);
+        assert_ne!(loose(&spaced, 1), loose(&tight, 2)); // past the bound: the keys decide
+        assert_eq!(loose(&spaced, 1), loose(&spaced, 1));
+    }
+
+    #[test]
+    fn an_output_longer_than_the_head_is_compared_exactly() {
+        let args = br#"{"cmd":"pytest"}"#;
+        let same_head = b"E   assert x";
+        assert_ne!(
+            loose_failure(TOOL, 9, args, same_head, false, 1),
+            loose_failure(TOOL, 9, args, same_head, false, 2)
+        );
+        assert_eq!(
+            loose_failure(TOOL, 9, args, b"anything", false, 3),
+            loose_failure(TOOL, 9, br#"{"cmd": "pytest"}"#, b"else", false, 3)
+        );
+        assert_ne!(loose_failure(TOOL, 9, args, b"", false, 0), 0);
     }
 }

@@ -20,8 +20,8 @@ use crate::names::ToolNames;
 use crate::normalize::{Normalizer, Text};
 use crate::pystr::{self, encode_replace};
 use crate::rules::{
-    failure_fold, EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit,
-    RecurringFailure, RepeatedFailure, ReplayCycle, SameError, Staleness,
+    failure_fold, loose_failure, EditWithoutEffect, FailedLookups, FailureDensity,
+    NearDuplicateEdit, RecurringFailure, RepeatedFailure, ReplayCycle, SameError, Staleness,
 };
 use crate::settings::{DetectorSettings, Num, ProfileSettings};
 use crate::shell;
@@ -398,15 +398,25 @@ impl Session {
         }
         self.ring
             .put(step, key, result, failed, tool.clone().unbind());
-        let (fold, error) = if failed && has_result && !result_text.as_str().is_empty() {
-            let head = self.mask_head(py, &result_text, 2048)?;
-            match crate::echo::without_echoes(&head, canonical) {
-                None => (failure_fold(&head), result),
-                Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1)),
-            }
-        } else {
-            (1, result)
-        };
+        let (fold, error, loose_failure) =
+            if failed && has_result && !result_text.as_str().is_empty() {
+                let head = self.mask_head(py, &result_text, 2048)?;
+                // the head is the whole output when the text is no longer (bytes bound chars)
+                let whole = result_text.as_str().len() <= 2048;
+                let loose = loose_failure(names.hash, key, canonical, &head, whole, result);
+                match crate::echo::without_echoes(&head, canonical) {
+                    None => (failure_fold(&head), result, loose),
+                    Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1), loose),
+                }
+            } else if failed {
+                (
+                    1,
+                    result,
+                    loose_failure(names.hash, key, canonical, b"", false, result),
+                )
+            } else {
+                (1, result, 0)
+            };
         self.staleness.note(failed, fold);
         let state = fingerprint(&call.getattr(pyo3::intern!(py, "state_fingerprint"))?)?;
         let facts = CallFacts {
@@ -420,6 +430,7 @@ impl Session {
             result,
             failed,
             error,
+            loose_failure,
             args: &args,
             canonical,
             member,

@@ -103,6 +103,9 @@ pub struct CallFacts<'a, 'py> {
     /// quote the call's own arguments (`echo.rs`), the hash of its first 2 KiB masked without
     /// them.
     pub error: u64,
+    /// What `recurring_failure` compares of a failed call, whitespace aside
+    /// (`rules::loose_failure`); 0 when the call did not fail.
+    pub loose_failure: u64,
     pub args: &'a Args<'a, 'py>,
     /// The canonical JSON of the arguments.
     pub canonical: &'a [u8],
