@@ -232,7 +232,8 @@ class _WindowCounts(_Strict):
 
 
 class RecurringFailureConfig(_WindowCounts):
-    """The same failing call (same tool, arguments and masked error) recurring at least
+    """The same failing call (same tool, arguments and masked error, whitespace aside: an
+    ``old_str`` retried with other indentation is one call) recurring at least
     ``term`` (``warn``) times within the last ``window`` calls, whatever lies between: edit,
     re-run the same failing command, edit, re-run... (the edits change, the failure does not),
     or the same install timing out between mirror and network tweaks. Reported under
