@@ -262,19 +262,14 @@ def _lines(stream: BinaryIO) -> Iterator[bytes]:
     read = getattr(stream, "read1", stream.read)
     parts: list[bytes] = []
     while block := read(_LINE_BLOCK):
-        end = block.find(b"\n")
-        if end < 0:
-            parts.append(block)
-            continue
-        if parts:
-            parts.append(block[: end + 1])
-            yield b"".join(parts)
-            parts = []
-        else:
-            yield block[: end + 1]
-        start = end + 1
+        start = 0
         while (end := block.find(b"\n", start)) >= 0:
-            yield block[start : end + 1]
+            if parts:  # the first line of the block ends one begun in earlier blocks
+                parts.append(block[start : end + 1])
+                yield b"".join(parts)
+                parts = []
+            else:
+                yield block[start : end + 1]
             start = end + 1
         if start < len(block):
             parts.append(block[start:])

@@ -30,6 +30,11 @@ use crate::watch::{
     recent_steps, CallFacts, CallRing, Crossing, Cx, Handed, TurnFacts, Tx, Unit, Watch, FAILED,
 };
 
+/// How much of a failed call's output (characters) the failure rules read, masked: what
+/// `same_error` and the staleness fold compare, and what `recurring_failure` compares
+/// whitespace aside when it is the whole output.
+const FAILURE_HEAD: usize = 2048;
+
 /// The Python objects signals are made of.
 pub struct Classes {
     pub signal: Py<PyAny>,
@@ -400,9 +405,9 @@ impl Session {
             .put(step, key, result, failed, tool.clone().unbind());
         let (fold, error, loose_failure) =
             if failed && has_result && !result_text.as_str().is_empty() {
-                let head = self.mask_head(py, &result_text, 2048)?;
+                let head = self.mask_head(py, &result_text, FAILURE_HEAD)?;
                 // the head is the whole output when the text is no longer (bytes bound chars)
-                let whole = result_text.as_str().len() <= 2048;
+                let whole = result_text.as_str().len() <= FAILURE_HEAD;
                 let loose = loose_failure(names.hash, key, canonical, &head, whole, result);
                 match crate::echo::without_echoes(&head, canonical) {
                     None => (failure_fold(&head), result, loose),
@@ -582,7 +587,7 @@ impl Session {
                 Ok(s) => Text::from_py(s.clone())?,
                 Err(_) => Text::Owned(String::new()),
             };
-            let fold = failure_fold(&self.mask_head(py, &text, 2048)?);
+            let fold = failure_fold(&self.mask_head(py, &text, FAILURE_HEAD)?);
             self.staleness.note(true, fold);
             let mut tx = Tx {
                 profile,
