@@ -36,7 +36,9 @@ signals added in 11 failed runs (7 ``balrog_textworld``, 3 SWE-agent Java, 1 ``i
 in the ``quality`` pass 3 WARNs and no TERM moved; the ``subagent`` pass, with the lowest
 thresholds, gains 7 of its TERMs and loses one ``repeated_failure`` TERM), and the rule's
 explanation says
-"whitespace aside" (185 more runs differ by that text only).
+"whitespace aside" (185 more runs differ by that text only). In the sixth session the 245
+``mcpmark_postgres`` runs were added with no rule change (4,309 runs, 49,252 signals; the runs
+recorded before recorded the same, run for run).
 
 Usage::
 
