@@ -44,6 +44,8 @@ _TL_SESSION_KEYS: Final = (
 #: Every attribute key :func:`session_hint` reads (a span without any of them names no session).
 HINT_KEYS: Final = frozenset((*_SESSION_KEYS, *_TL_SESSION_KEYS))
 _READ_ONLY_KEYS: Final = ("cycleguard.tool.read_only", "gen_ai.tool.read_only", "tool.read_only")
+#: Every key that says what a tool does (most tool spans carry none: one test in C for all).
+_TOOL_FACT_KEYS: Final = frozenset((*_READ_ONLY_KEYS, "cycleguard.tool.dimension"))
 
 
 class SpanRole:
@@ -172,13 +174,14 @@ def tool_call_from(
     if not error:
         error = any(event == "exception" for event in event_names)
     read_only = None
-    for key in _READ_ONLY_KEYS:
-        value = get(key)
-        if isinstance(value, bool):
-            read_only = value
-            break
-    if read_only is None and get("cycleguard.tool.dimension") == "perceive":
-        read_only = True
+    if not _TOOL_FACT_KEYS.isdisjoint(attributes):
+        for key in _READ_ONLY_KEYS:
+            value = get(key)
+            if isinstance(value, bool):
+                read_only = value
+                break
+        if read_only is None and get("cycleguard.tool.dimension") == "perceive":
+            read_only = True
     fingerprint = get(state_attribute)
     return new_tool_call(  # ToolCall's fields, in order
         tool_name(name, attributes),
