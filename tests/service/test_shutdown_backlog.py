@@ -116,7 +116,15 @@ def test_out_of_drain_budget_the_final_save_is_consistent_and_happens(tmp_path):
     ).start()
     gate = threading.Event()  # hold the worker until the backlog is queued
     process = svc.ingestor.process
-    svc.ingestor.process = lambda spans: (gate.wait(20), process(spans))  # type: ignore[method-assign]
+
+    def slow_process(spans: object) -> None:
+        # Each request's batch takes at least 50 ms, so 30 of them cannot fit in the 0.3 s
+        # budget however fast the machine detects (without the pause, a fast run drained all).
+        gate.wait(20)
+        time.sleep(0.05)
+        process(spans)
+
+    svc.ingestor.process = slow_process  # type: ignore[method-assign]
     conn = http.client.HTTPConnection(*svc.http.address, timeout=30)
     total = 30_000
     for first in range(0, total, PER_REQUEST):
