@@ -25,6 +25,7 @@ use crate::rules::{
 };
 use crate::settings::{DetectorSettings, Num, ProfileSettings};
 use crate::shell;
+use crate::slotted::SlotReader;
 use crate::signal::{CycleClass, Dimension, Level};
 use crate::watch::{
     recent_steps, CallFacts, CallRing, Crossing, Cx, Handed, TurnFacts, Tx, Unit, Watch, FAILED,
@@ -45,11 +46,56 @@ pub struct Classes {
     pub cycle: [Py<PyAny>; 3],
     pub strategy: [Py<PyAny>; 3],
     pub unknown: Py<PyString>,
+    /// `ToolCall`'s and `ModelTurn`'s fields, read as `getattr` would (see [`SlotReader`]).
+    pub tool_call: SlotReader,
+    pub model_turn: SlotReader,
 }
+
+/// The `ToolCall` fields a session reads, in this order (indices for [`Classes::tool_call`]).
+const CALL_FIELDS: [&str; 8] = [
+    "tool",
+    "arguments",
+    "result",
+    "error",
+    "read_only",
+    "state_fingerprint",
+    "start_s",
+    "end_s",
+];
+const CALL_TOOL: usize = 0;
+const CALL_ARGUMENTS: usize = 1;
+const CALL_RESULT: usize = 2;
+const CALL_ERROR: usize = 3;
+const CALL_READ_ONLY: usize = 4;
+const CALL_STATE: usize = 5;
+const CALL_START: usize = 6;
+const CALL_END: usize = 7;
+
+/// The `ModelTurn` fields a session reads, in this order (indices for
+/// [`Classes::model_turn`]).
+const TURN_FIELDS: [&str; 8] = [
+    "text",
+    "error",
+    "state_fingerprint",
+    "input_tokens",
+    "output_tokens",
+    "error_text",
+    "start_s",
+    "end_s",
+];
+const TURN_TEXT: usize = 0;
+const TURN_ERROR: usize = 1;
+const TURN_STATE: usize = 2;
+const TURN_INPUT_TOKENS: usize = 3;
+const TURN_OUTPUT_TOKENS: usize = 4;
+const TURN_ERROR_TEXT: usize = 5;
+const TURN_START: usize = 6;
+const TURN_END: usize = 7;
 
 impl Classes {
     fn load(py: Python<'_>) -> PyResult<Self> {
         let m = py.import("otel_cycleguard.detect.signals")?;
+        let records = py.import("otel_cycleguard.detect.records")?;
         let dim = m.getattr("Dimension")?;
         let level = m.getattr("Level")?;
         let cycle = m.getattr("CycleClass")?;
@@ -78,6 +124,11 @@ impl Classes {
                 member(&strategy, classes[2].strategy())?,
             ],
             unknown: PyString::intern(py, "unknown").unbind(),
+            tool_call: SlotReader::new(records.getattr("ToolCall")?.downcast()?, &CALL_FIELDS)?,
+            model_turn: SlotReader::new(
+                records.getattr("ModelTurn")?.downcast()?,
+                &TURN_FIELDS,
+            )?,
         })
     }
 }
@@ -328,16 +379,17 @@ impl Session {
         let plan = Arc::clone(&self.header.plan);
         let shared = &*plan.shared;
         let profile = &plan.profile;
-        let tool_obj = call.getattr(pyo3::intern!(py, "tool"))?;
+        let fields = &shared.classes.tool_call;
+        let tool_obj = fields.get(call, CALL_TOOL)?;
         let tool: Bound<'py, PyString> = match tool_obj.downcast::<PyString>() {
             Ok(s) if s.to_str().map_or(true, |t| !t.is_empty()) => s.clone(),
             _ => shared.classes.unknown.bind(py).clone(),
         };
-        let arguments = call.getattr(pyo3::intern!(py, "arguments"))?;
-        let result_obj = call.getattr(pyo3::intern!(py, "result"))?;
-        let error = call.getattr(pyo3::intern!(py, "error"))?.is_truthy()?;
+        let arguments = fields.get(call, CALL_ARGUMENTS)?;
+        let result_obj = fields.get(call, CALL_RESULT)?;
+        let error = fields.get(call, CALL_ERROR)?.is_truthy()?;
         let read_only = {
-            let r = call.getattr(pyo3::intern!(py, "read_only"))?;
+            let r = fields.get(call, CALL_READ_ONLY)?;
             if r.is(pyo3::types::PyBool::new(py, true)) {
                 Some(true)
             } else {
@@ -423,7 +475,7 @@ impl Session {
                 (1, result, 0)
             };
         self.staleness.note(failed, fold);
-        let state = fingerprint(&call.getattr(pyo3::intern!(py, "state_fingerprint"))?)?;
+        let state = fingerprint(&fields.get(call, CALL_STATE)?)?;
         let facts = CallFacts {
             step,
             tool: &tool,
@@ -508,8 +560,8 @@ impl Session {
         }
         let handed = cx.handed;
         if self.budget.is_some() || profile.budget.enabled {
-            let start_s = Num::read(&call.getattr(pyo3::intern!(py, "start_s"))?)?;
-            let end_s = Num::read(&call.getattr(pyo3::intern!(py, "end_s"))?)?;
+            let start_s = Num::read(&fields.get(call, CALL_START)?)?;
+            let end_s = Num::read(&fields.get(call, CALL_END)?)?;
             let timed = CallFacts {
                 start_s,
                 end_s,
@@ -542,15 +594,16 @@ impl Session {
         let profile = &plan.profile;
         let index = self.header.model_turns;
         self.header.model_turns += 1;
-        let text_obj = turn.getattr(pyo3::intern!(py, "text"))?;
+        let fields = &shared.classes.model_turn;
+        let text_obj = fields.get(turn, TURN_TEXT)?;
         let digest = match text_obj.downcast::<PyString>() {
             Ok(text) => text_digest(&shared.normalizer, py, text, profile.text_loop.shingle_size)?,
             Err(_) => None,
         };
-        let error = turn.getattr(pyo3::intern!(py, "error"))?.is_truthy()?;
-        let state = fingerprint(&turn.getattr(pyo3::intern!(py, "state_fingerprint"))?)?;
-        let tokens = int_of(py, &turn.getattr(pyo3::intern!(py, "input_tokens"))?)?.saturating_add(
-            int_of(py, &turn.getattr(pyo3::intern!(py, "output_tokens"))?)?,
+        let error = fields.get(turn, TURN_ERROR)?.is_truthy()?;
+        let state = fingerprint(&fields.get(turn, TURN_STATE)?)?;
+        let tokens = int_of(py, &fields.get(turn, TURN_INPUT_TOKENS)?)?.saturating_add(
+            int_of(py, &fields.get(turn, TURN_OUTPUT_TOKENS)?)?,
         );
         let mut fired: Vec<Fired> = Vec::new();
         let fire = |fired: &mut Vec<Fired>, c: Option<Crossing>| {
@@ -582,7 +635,7 @@ impl Session {
         if error {
             // a rejected or failed turn is a failure of the run, and the same rejection again a
             // stale one (masked, digits dropped)
-            let error_text = turn.getattr(pyo3::intern!(py, "error_text"))?;
+            let error_text = fields.get(turn, TURN_ERROR_TEXT)?;
             let text = match error_text.downcast::<PyString>() {
                 Ok(s) => Text::from_py(s.clone())?,
                 Err(_) => Text::Owned(String::new()),
@@ -609,8 +662,8 @@ impl Session {
             fire(&mut fired, revisits.on_turn(&mut tx));
         }
         if self.budget.is_some() || profile.budget.enabled || tokens > 0 {
-            facts.start_s = Num::read(&turn.getattr(pyo3::intern!(py, "start_s"))?)?;
-            facts.end_s = Num::read(&turn.getattr(pyo3::intern!(py, "end_s"))?)?;
+            facts.start_s = Num::read(&fields.get(turn, TURN_START)?)?;
+            facts.end_s = Num::read(&fields.get(turn, TURN_END)?)?;
             let mut tx = Tx {
                 profile,
                 turn: &facts,

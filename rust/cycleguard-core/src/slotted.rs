@@ -102,3 +102,91 @@ impl<'py> Slotted<'py> {
         Ok(obj)
     }
 }
+
+/// Reads the fields of one slotted class's instances (`ToolCall`, `ModelTurn`) as
+/// `getattr` does, without its look-up: for an instance of exactly that class,
+/// `PyObject_GenericGetAttr` finds the field's member descriptor on the class and calls its
+/// `tp_descr_get`; this calls that function on the descriptor found once. Anything else (a
+/// subclass, another type, a class whose attribute access is its own) is read by `getattr`.
+/// A class attribute reassigned after the reader was made is not seen (the records are
+/// frozen dataclasses; nothing reassigns their fields on the class).
+pub struct SlotReader {
+    class: Py<PyType>,
+    /// The names, in the caller's order (the `getattr` of everything else).
+    names: Vec<Py<PyString>>,
+    /// Each name's member descriptor and its type's getter; empty when the class is not
+    /// read through them (then every read is `getattr`).
+    fields: Vec<(Py<PyAny>, ffi::descrgetfunc)>,
+}
+
+impl SlotReader {
+    /// A reader of `names` on `class`: through the descriptors when each name is a slot of
+    /// the class and the class keeps the generic attribute access, else by `getattr`.
+    pub fn new(class: &Bound<'_, PyType>, names: &[&str]) -> PyResult<Self> {
+        let py = class.py();
+        let interned = names.iter().map(|n| PyString::intern(py, n).unbind()).collect();
+        let member = py.import("types")?.getattr("MemberDescriptorType")?;
+        // SAFETY: `class` is a live type object (GIL held); PyType_GetSlot reads a slot of any
+        // type since Python 3.10 (the least this extension is built for) and answers null for
+        // an empty one. Only the pointer is compared, never called.
+        let getattro = unsafe { ffi::PyType_GetSlot(class.as_type_ptr(), ffi::Py_tp_getattro) };
+        let generic = ffi::PyObject_GenericGetAttr as *mut std::ffi::c_void;
+        let mut fields = Vec::with_capacity(names.len());
+        if getattro == generic {
+            for name in names {
+                let descriptor = class.getattr(*name)?; // its own member descriptor
+                let kind = descriptor.get_type();
+                if !kind.is(&member) {
+                    fields.clear();
+                    break;
+                }
+                // SAFETY: as above, for the member descriptor type (static) and its getter
+                // slot; the Option of a function pointer represents the null of an empty slot
+                // (its null niche), so the transmute only renames a pointer of the slot's own
+                // signature.
+                let get: Option<ffi::descrgetfunc> = unsafe {
+                    std::mem::transmute(ffi::PyType_GetSlot(
+                        kind.as_type_ptr(),
+                        ffi::Py_tp_descr_get,
+                    ))
+                };
+                let Some(get) = get else {
+                    fields.clear();
+                    break;
+                };
+                fields.push((descriptor.unbind(), get));
+            }
+        }
+        Ok(SlotReader {
+            class: class.clone().unbind(),
+            names: interned,
+            fields,
+        })
+    }
+
+    /// `getattr(obj, names[field])`.
+    #[inline]
+    pub fn get<'py>(&self, obj: &Bound<'py, PyAny>, field: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = obj.py();
+        if let Some((descriptor, get)) = self.fields.get(field) {
+            let class = self.class.bind(py);
+            // SAFETY: `obj` is a live object (borrowed, GIL held); Py_TYPE reads its type
+            // pointer (the stable ABI's ob_type), compared, not kept.
+            if unsafe { ffi::Py_TYPE(obj.as_ptr()) } == class.as_type_ptr() {
+                // SAFETY: `get` is the member descriptor type's tp_descr_get, called as
+                // PyObject_GenericGetAttr calls it for this exact class: the class's own
+                // descriptor, a live instance of the class and the class, all borrowed for
+                // the call (GIL held). It answers a new reference, or null with an exception
+                // set (an empty slot: AttributeError, as getattr), which
+                // `from_owned_ptr_or_err` takes over.
+                return unsafe {
+                    Bound::from_owned_ptr_or_err(
+                        py,
+                        get(descriptor.as_ptr(), obj.as_ptr(), class.as_type_ptr().cast()),
+                    )
+                };
+            }
+        }
+        obj.getattr(self.names[field].bind(py))
+    }
+}
