@@ -25,8 +25,8 @@ use crate::rules::{
 };
 use crate::settings::{DetectorSettings, Num, ProfileSettings};
 use crate::shell;
-use crate::slotted::SlotReader;
 use crate::signal::{CycleClass, Dimension, Level};
+use crate::slotted::SlotReader;
 use crate::watch::{
     recent_steps, CallFacts, CallRing, Crossing, Cx, Handed, TurnFacts, Tx, Unit, Watch, FAILED,
 };
@@ -125,10 +125,7 @@ impl Classes {
             ],
             unknown: PyString::intern(py, "unknown").unbind(),
             tool_call: SlotReader::new(records.getattr("ToolCall")?.downcast()?, &CALL_FIELDS)?,
-            model_turn: SlotReader::new(
-                records.getattr("ModelTurn")?.downcast()?,
-                &TURN_FIELDS,
-            )?,
+            model_turn: SlotReader::new(records.getattr("ModelTurn")?.downcast()?, &TURN_FIELDS)?,
         })
     }
 }
@@ -602,9 +599,8 @@ impl Session {
         };
         let error = fields.get(turn, TURN_ERROR)?.is_truthy()?;
         let state = fingerprint(&fields.get(turn, TURN_STATE)?)?;
-        let tokens = int_of(py, &fields.get(turn, TURN_INPUT_TOKENS)?)?.saturating_add(
-            int_of(py, &fields.get(turn, TURN_OUTPUT_TOKENS)?)?,
-        );
+        let tokens = int_of(py, &fields.get(turn, TURN_INPUT_TOKENS)?)?
+            .saturating_add(int_of(py, &fields.get(turn, TURN_OUTPUT_TOKENS)?)?);
         let mut fired: Vec<Fired> = Vec::new();
         let fire = |fired: &mut Vec<Fired>, c: Option<Crossing>| {
             if let Some(c) = c {

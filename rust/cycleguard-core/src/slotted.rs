@@ -124,7 +124,10 @@ impl SlotReader {
     /// the class and the class keeps the generic attribute access, else by `getattr`.
     pub fn new(class: &Bound<'_, PyType>, names: &[&str]) -> PyResult<Self> {
         let py = class.py();
-        let interned = names.iter().map(|n| PyString::intern(py, n).unbind()).collect();
+        let interned = names
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect();
         let member = py.import("types")?.getattr("MemberDescriptorType")?;
         // SAFETY: `class` is a live type object (GIL held); PyType_GetSlot reads a slot of any
         // type since Python 3.10 (the least this extension is built for) and answers null for
@@ -182,7 +185,11 @@ impl SlotReader {
                 return unsafe {
                     Bound::from_owned_ptr_or_err(
                         py,
-                        get(descriptor.as_ptr(), obj.as_ptr(), class.as_type_ptr().cast()),
+                        get(
+                            descriptor.as_ptr(),
+                            obj.as_ptr(),
+                            class.as_type_ptr().cast(),
+                        ),
                     )
                 };
             }
