@@ -269,6 +269,37 @@ def test_open_a_open_b_alternation_is_a_period_two_unit_over_tool_and_arguments(
     assert fired[0].unit == ("open", "open")
 
 
+def _copy(name: str) -> str:
+    """An equal string that is another object (as each span's attribute value is)."""
+    copy = "".join(list(name))
+    assert copy == name and (copy is not name or len(name) < 2)
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("read", "grep"),
+        ("read", "reae"),  # same length, one letter apart
+        ("r\ud800", "r\udfff"),  # lone surrogates: different, though UTF-8 replaces both
+        ("grep_ü", "grep_u"),
+    ],
+)
+def test_tool_names_are_compared_by_value_not_by_object(a: str, b: str) -> None:
+    """Two tools in turn is a period-two pattern whether each span brings its own copy of
+    the name or the same object; two different names never count as one."""
+    same_objects = make_session()
+    copies = make_session()
+    calls = [(a, {"q": 1}, "A"), (b, {"q": 1}, "B")] * 5
+    fired = run(same_objects, calls, Dimension.TOOL_PATTERN)
+    assert fired == {6: "warn", 10: "term"}
+    copied = [(_copy(tool), args, result) for tool, args, result in calls]
+    assert run(copies, copied, Dimension.TOOL_PATTERN) == fired
+    one_name = make_session()  # a then a (another object) is period one: no pattern
+    assert run(one_name, [(a, {"q": 1}, "A"), (_copy(a), {"q": 1}, "A")] * 5,
+               Dimension.TOOL_PATTERN) == {}  # fmt: skip
+
+
 def test_period_one_repetition_is_not_tool_patterns_job():
     s = make_session()
     calls = [("grep", {"q": "x"}, "hit")] * 12

@@ -70,20 +70,11 @@ impl CallRing {
 
 /// `a == b` for two Python strings.
 pub fn same_str(a: &Bound<'_, PyString>, b: &Bound<'_, PyString>) -> bool {
-    if a.is(b) {
-        return true;
-    }
-    // Python keeps a str's hash once computed (tool names are hashed as dict keys anyway):
-    // unequal hashes answer most comparisons, two different tools, without reading either text
-    if let (Ok(x), Ok(y)) = (a.hash(), b.hash()) {
-        if x != y {
-            return false;
-        }
-    }
-    match (a.to_str(), b.to_str()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => PyAnyMethods::eq(a.as_any(), b).unwrap_or(false),
-    }
+    // SAFETY: both are live `str` objects (borrowed, GIL held), all PyUnicode_Compare takes;
+    // it compares their code points (lone surrogates included) and raises nothing for two
+    // strings, so its 0 is Python's `==`. One direct call: a comparison through the strings'
+    // hashes was two calls through the type's hash slot, whose target varies.
+    a.is(b) || unsafe { pyo3::ffi::PyUnicode_Compare(a.as_ptr(), b.as_ptr()) } == 0
 }
 
 /// What one tool call is, as the detectors read it.
