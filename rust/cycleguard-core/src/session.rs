@@ -51,46 +51,48 @@ pub struct Classes {
     pub model_turn: SlotReader,
 }
 
-/// The `ToolCall` fields a session reads, in this order (indices for [`Classes::tool_call`]).
-const CALL_FIELDS: [&str; 8] = [
-    "tool",
-    "arguments",
-    "result",
-    "error",
-    "read_only",
-    "state_fingerprint",
-    "start_s",
-    "end_s",
-];
-const CALL_TOOL: usize = 0;
-const CALL_ARGUMENTS: usize = 1;
-const CALL_RESULT: usize = 2;
-const CALL_ERROR: usize = 3;
-const CALL_READ_ONLY: usize = 4;
-const CALL_STATE: usize = 5;
-const CALL_START: usize = 6;
-const CALL_END: usize = 7;
+/// A list of field names and a constant index into it for each, declared once (so an index
+/// cannot name another field than the list holds at its place).
+macro_rules! fields {
+    ($(#[$doc:meta])* $list:ident { $($index:ident = $name:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        const $list: &[&str] = &[$($name),+];
+        fields!(@index 0usize; $($index),+);
+    };
+    (@index $n:expr; $index:ident $(, $rest:ident)*) => {
+        const $index: usize = $n;
+        fields!(@index $n + 1usize; $($rest),*);
+    };
+    (@index $n:expr;) => {};
+}
 
-/// The `ModelTurn` fields a session reads, in this order (indices for
-/// [`Classes::model_turn`]).
-const TURN_FIELDS: [&str; 8] = [
-    "text",
-    "error",
-    "state_fingerprint",
-    "input_tokens",
-    "output_tokens",
-    "error_text",
-    "start_s",
-    "end_s",
-];
-const TURN_TEXT: usize = 0;
-const TURN_ERROR: usize = 1;
-const TURN_STATE: usize = 2;
-const TURN_INPUT_TOKENS: usize = 3;
-const TURN_OUTPUT_TOKENS: usize = 4;
-const TURN_ERROR_TEXT: usize = 5;
-const TURN_START: usize = 6;
-const TURN_END: usize = 7;
+fields! {
+    /// The `ToolCall` fields a session reads (indices for [`Classes::tool_call`]).
+    CALL_FIELDS {
+        CALL_TOOL = "tool",
+        CALL_ARGUMENTS = "arguments",
+        CALL_RESULT = "result",
+        CALL_ERROR = "error",
+        CALL_READ_ONLY = "read_only",
+        CALL_STATE = "state_fingerprint",
+        CALL_START = "start_s",
+        CALL_END = "end_s",
+    }
+}
+
+fields! {
+    /// The `ModelTurn` fields a session reads (indices for [`Classes::model_turn`]).
+    TURN_FIELDS {
+        TURN_TEXT = "text",
+        TURN_ERROR = "error",
+        TURN_STATE = "state_fingerprint",
+        TURN_INPUT_TOKENS = "input_tokens",
+        TURN_OUTPUT_TOKENS = "output_tokens",
+        TURN_ERROR_TEXT = "error_text",
+        TURN_START = "start_s",
+        TURN_END = "end_s",
+    }
+}
 
 impl Classes {
     fn load(py: Python<'_>) -> PyResult<Self> {
@@ -124,8 +126,8 @@ impl Classes {
                 member(&strategy, classes[2].strategy())?,
             ],
             unknown: PyString::intern(py, "unknown").unbind(),
-            tool_call: SlotReader::new(records.getattr("ToolCall")?.downcast()?, &CALL_FIELDS)?,
-            model_turn: SlotReader::new(records.getattr("ModelTurn")?.downcast()?, &TURN_FIELDS)?,
+            tool_call: SlotReader::new(records.getattr("ToolCall")?.downcast()?, CALL_FIELDS)?,
+            model_turn: SlotReader::new(records.getattr("ModelTurn")?.downcast()?, TURN_FIELDS)?,
         })
     }
 }
