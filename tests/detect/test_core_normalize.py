@@ -11,6 +11,7 @@ import string
 import sys
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -242,3 +243,29 @@ def test_the_picker_reads_json_results_and_dicts_alike():
             == py.result_text("BASH", result)
             == ('{"exit_code":0,"output":"ok"}')
         )
+
+
+class _Key(str):
+    """A str subclass: its text may not be what the core would read from it."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"b": 1, "a": {"d": [1, "x"], "c": None}},
+        {f"k{i}": i for i in range(8)},  # as many keys as the core sorts on the stack
+        {f"k{i}": {"n": i} for i in range(9)},  # one more: the general path
+        {"a\ud800": 1, "b": 2},  # a lone surrogate in a key
+        {"a": 1, 2: 3},  # a key that is not a str
+        {_Key("a"): 1, "b": 2},  # a key of a str subclass
+        {"z": {"y": {"x": '\n"\\\x01é'}}},
+    ],
+)
+def test_dicts_are_written_as_python_writes_them_or_left_to_python(value):
+    """The core reads a dict's entries borrowed (no reference taken a key); a key it cannot
+    read as an exact str makes it leave the whole value to Python."""
+    rust = _core.canonical_json(value)
+    plain = all(type(k) is str for k in value) and _plain(value)
+    assert (rust is not None) == plain
+    if rust is not None:
+        assert rust == canonical_json(value)

@@ -9,10 +9,12 @@
 
 use std::borrow::Cow;
 
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
 };
+use pyo3::Borrowed;
 
 use crate::json::{self, ParseError};
 use crate::pystr;
@@ -110,6 +112,52 @@ pub fn canonical<'a>(value: &'a Bound<'_, PyAny>) -> Result<Cow<'a, [u8]>, Fallb
 /// Dicts of at most this many keys are sorted without an allocation.
 const FEW: usize = 8;
 
+/// A dict's entries (at most [`FEW`]) into `entries`, borrowed: each key's UTF-8 text and
+/// its value; how many. [`Fallback`] for a key that is not an exact `str` or holds a lone
+/// surrogate, or for a dict that has more entries than `entries` holds.
+///
+/// Without a reference taken and dropped for each key and value, and without the length
+/// checks of PyO3's iterator (it asks for the dict's size at every step), this is most of
+/// what canonical arguments cost in PyO3.
+fn few_entries<'d, 'py>(
+    dict: &'d Bound<'py, PyDict>,
+    entries: &mut [Option<(&'d str, Borrowed<'d, 'py, PyAny>)>; FEW],
+) -> Result<usize, Fallback> {
+    let py = dict.py();
+    let mut n = 0;
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: PyDict_Next reads a live dict (borrowed for 'd, GIL held) and hands out
+    // borrowed references, non-null when it answers 1, valid while the dict is neither
+    // changed nor freed. Neither happens during 'd: the dict is borrowed for it, and nothing
+    // done with the entries runs Python code (`dump` reads exact built-in types only, no
+    // `__eq__`, `__hash__` or `__str__` of the user's, and keeps the GIL). A key's UTF-8 text
+    // is held by the key (an exact `str`: its own bytes, or the UTF-8 copy CPython keeps with
+    // it), which the dict holds, so it lives as long; CPython's UTF-8 is valid UTF-8 (a lone
+    // surrogate makes PyUnicode_AsUTF8AndSize fail, and that error is cleared: Fallback).
+    unsafe {
+        while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
+            if n == FEW || ffi::PyUnicode_CheckExact(key) == 0 {
+                return Err(Fallback);
+            }
+            let mut len: ffi::Py_ssize_t = 0;
+            let data = ffi::PyUnicode_AsUTF8AndSize(key, &mut len);
+            if data.is_null() {
+                ffi::PyErr_Clear();
+                return Err(Fallback);
+            }
+            let bytes: &'d [u8] = std::slice::from_raw_parts(data.cast::<u8>(), len as usize);
+            entries[n] = Some((
+                std::str::from_utf8_unchecked(bytes),
+                Borrowed::from_ptr(py, value),
+            ));
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// `"key":value` pairs, comma-separated, in the order given.
 fn write_entries<'a, 'py: 'a>(
     out: &mut Vec<u8>,
@@ -157,34 +205,30 @@ pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result
         }
         let dict = value.downcast::<PyDict>().map_err(|_| Fallback)?;
         out.push(b'{');
-        if dict.len() == 1 {
-            // (the common shape needs no sorting)
-            if let Some((k, v)) = dict.iter().next() {
-                json::write_str(out, exact_str(&k)?);
-                out.push(b':');
-                dump(&v, out, depth + 1)?;
-            }
-        } else if dict.len() <= FEW {
-            // a few keys, the usual case: sorted on the stack
-            let mut items: [Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>; FEW] =
-                [const { None }; FEW];
-            let mut n = 0;
-            for (slot, item) in items.iter_mut().zip(dict.iter()) {
-                *slot = Some(item);
-                n += 1;
-            }
+        if dict.len() <= FEW {
+            // a few keys, the usual case: borrowed entries, sorted on the stack
+            let mut entries = [None; FEW];
+            let n = few_entries(dict, &mut entries)?;
             let mut keyed: [(&str, usize); FEW] = [("", 0); FEW];
-            for (i, item) in items[..n].iter().enumerate() {
-                if let Some((k, _)) = item {
-                    keyed[i] = (exact_str(k)?, i);
+            for (i, entry) in entries[..n].iter().enumerate() {
+                if let Some((k, _)) = entry {
+                    keyed[i] = (k, i);
                 }
             }
             let keyed = &mut keyed[..n];
-            keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            let entries = keyed
-                .iter()
-                .filter_map(|&(k, i)| items[i].as_ref().map(|(_, v)| (k, v)));
-            write_entries(out, entries, depth)?;
+            if n > 1 {
+                keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            }
+            for (j, &(k, i)) in keyed.iter().enumerate() {
+                if let Some((_, v)) = entries[i] {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    json::write_str(out, k);
+                    out.push(b':');
+                    dump(&v, out, depth + 1)?;
+                }
+            }
         } else {
             let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = dict.iter().collect();
             let mut keyed: Vec<(&str, &Bound<'_, PyAny>)> = Vec::with_capacity(items.len());
