@@ -35,11 +35,28 @@ pub fn exact_str<'a>(obj: &'a Bound<'_, PyAny>) -> Result<&'a str, Fallback> {
     if !obj.is_exact_instance_of::<PyString>() {
         return Err(Fallback);
     }
-    // to_str fails (a Python error, dropped) on lone surrogates
-    obj.downcast::<PyString>()
-        .map_err(|_| Fallback)?
-        .to_str()
-        .map_err(|_| Fallback)
+    utf8_of(obj.as_ptr())
+}
+
+/// The UTF-8 text of a live exact `str` (Fallback, its error cleared, when it holds a lone
+/// surrogate), for as long as the caller's borrow of it: PyUnicode_AsUTF8AndSize without
+/// the wrapping of PyO3's `to_str`, which builds a Python error to drop for a surrogate.
+#[inline]
+fn utf8_of<'a>(text: *mut ffi::PyObject) -> Result<&'a str, Fallback> {
+    let mut len: ffi::Py_ssize_t = 0;
+    // SAFETY: `text` is a live exact `str` the caller holds for 'a (GIL held). The answer is
+    // its UTF-8 bytes, held by the object itself (its own bytes, or the UTF-8 copy CPython
+    // keeps with it) for as long as it lives, and valid UTF-8; or null with an error set (a
+    // lone surrogate), which is cleared.
+    unsafe {
+        let data = ffi::PyUnicode_AsUTF8AndSize(text, &mut len);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return Err(Fallback);
+        }
+        let bytes: &'a [u8] = std::slice::from_raw_parts(data.cast::<u8>(), len as usize);
+        Ok(std::str::from_utf8_unchecked(bytes))
+    }
 }
 
 /// Whether `canonical_json` parses a text: it starts, after (Python's) whitespace, with `{`
@@ -133,25 +150,14 @@ fn few_entries<'d, 'py>(
     // changed nor freed. Neither happens during 'd: the dict is borrowed for it, and nothing
     // done with the entries runs Python code (`dump` reads exact built-in types only, no
     // `__eq__`, `__hash__` or `__str__` of the user's, and keeps the GIL). A key's UTF-8 text
-    // is held by the key (an exact `str`: its own bytes, or the UTF-8 copy CPython keeps with
-    // it), which the dict holds, so it lives as long; CPython's UTF-8 is valid UTF-8 (a lone
-    // surrogate makes PyUnicode_AsUTF8AndSize fail, and that error is cleared: Fallback).
+    // ([`utf8_of`], checked an exact `str` first) lives as long as the key, which the dict
+    // holds for 'd.
     unsafe {
         while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
             if n == FEW || ffi::PyUnicode_CheckExact(key) == 0 {
                 return Err(Fallback);
             }
-            let mut len: ffi::Py_ssize_t = 0;
-            let data = ffi::PyUnicode_AsUTF8AndSize(key, &mut len);
-            if data.is_null() {
-                ffi::PyErr_Clear();
-                return Err(Fallback);
-            }
-            let bytes: &'d [u8] = std::slice::from_raw_parts(data.cast::<u8>(), len as usize);
-            entries[n] = Some((
-                std::str::from_utf8_unchecked(bytes),
-                Borrowed::from_ptr(py, value),
-            ));
+            entries[n] = Some((utf8_of(key)?, Borrowed::from_ptr(py, value)));
             n += 1;
         }
     }
