@@ -341,7 +341,16 @@ packed!(Slot {
     info,
     tool
 });
-packed!(CallRing { slots });
+// (the ring's remainder multiplier follows from its size: not packed, made again)
+impl Packed for CallRing {
+    fn pack(&self, p: &mut Packer<'_>) {
+        self.slots.pack(p);
+    }
+
+    fn unpack(u: &mut Unpacker<'_, '_>) -> Option<Self> {
+        Some(CallRing::of(Packed::unpack(u)?))
+    }
+}
 packed!(Staleness { bits, folds, next });
 packed!(IdenticalCall { count, gate });
 packed!(CategoryStreak {

@@ -293,12 +293,17 @@ impl ReplayCycle {
     fn longest(ring: &CallRing, step: i64, span: i64, max_gap: usize) -> (u64, u64) {
         let size = max_gap as i64 + 1;
         let (mut best, mut unit, mut best_slot) = (0u64, 0u64, size);
+        // `(step - back) % size`, stepped down with `back` rather than divided each time
+        let mut slot = step.rem_euclid(size);
         for back in 0..=span {
+            if back > 0 {
+                slot = if slot == 0 { size - 1 } else { slot - 1 };
+            }
             let info = ring.slots[ring.slot(step - back)].info;
             if info & LIVE != 0 {
                 let slot_gap = (info >> GAP_SHIFT) & GAP_MASK;
                 if slot_gap >= 2 && back as u64 <= slot_gap {
-                    let (slot_laps, slot) = (info >> LAPS_SHIFT, (step - back).rem_euclid(size));
+                    let slot_laps = info >> LAPS_SHIFT;
                     if slot_laps > best || (slot_laps == best && slot < best_slot) {
                         (best, unit, best_slot) = (slot_laps, slot_gap, slot);
                     }

@@ -27,15 +27,43 @@ pub struct Slot {
 /// The recent calls (`CallRing` of dimensions.py), one allocation of slots.
 pub struct CallRing {
     pub slots: Box<[Slot]>,
+    /// [`remainder_magic`] of the ring's size, for [`CallRing::slot`].
+    magic: u64,
 }
 
 pub const FAILED: u64 = 1;
 
+/// `⌊(2^64 − 1) / d⌋ + 1` (wrapping: 0 for d = 1), the multiplier of [`remainder`].
+pub fn remainder_magic(d: usize) -> u64 {
+    match d {
+        0 => 0,
+        d => (u64::MAX / d as u64).wrapping_add(1),
+    }
+}
+
+/// `a % d` by two multiplications instead of a division, with `magic` =
+/// [`remainder_magic`]`(d)`: exact for every `a` and `d` below 2^32 (Lemire, Kaser and Kurz,
+/// "Faster remainder by direct computation", 2019); anything else is divided. A 64-bit
+/// division takes tens of cycles, and the ring is read a few dozen times a call.
+#[inline]
+pub fn remainder(a: i64, d: usize, magic: u64) -> usize {
+    if (0..=u32::MAX as i64).contains(&a) && d != 0 && d <= u32::MAX as usize {
+        let low = magic.wrapping_mul(a as u64);
+        ((u128::from(low) * d as u128) >> 64) as usize
+    } else {
+        a.rem_euclid(d as i64) as usize
+    }
+}
+
 impl CallRing {
     pub fn new(size: usize) -> Self {
-        CallRing {
-            slots: (0..size).map(|_| Slot::default()).collect(),
-        }
+        CallRing::of((0..size).map(|_| Slot::default()).collect())
+    }
+
+    /// A ring of these slots (its size theirs).
+    pub fn of(slots: Box<[Slot]>) -> Self {
+        let magic = remainder_magic(slots.len());
+        CallRing { slots, magic }
     }
 
     #[inline]
@@ -46,7 +74,7 @@ impl CallRing {
     /// The slot of the call at `step` (Python's `step % size`, steps never negative here).
     #[inline]
     pub fn slot(&self, step: i64) -> usize {
-        step.rem_euclid(self.size() as i64) as usize
+        remainder(step, self.size(), self.magic)
     }
 
     pub fn put(&mut self, step: i64, key: u64, result: u64, failed: bool, tool: Py<PyString>) {
@@ -292,4 +320,40 @@ pub trait Watch {
 
     /// Self-heal: the count from zero (what the Python `reset` of the dimension or rule does).
     fn reset(&mut self);
+}
+
+#[cfg(test)]
+mod remainder_tests {
+    use super::*;
+    use crate::testing::xorshift;
+
+    #[test]
+    fn the_remainder_without_division_is_the_division_s() {
+        let mut y: u64 = 0x0DDB_A11C_AFE5_EED5;
+        let mut ds: Vec<usize> = (1..=70).collect();
+        ds.extend([255, 256, 1 << 20, u32::MAX as usize, u32::MAX as usize + 1]);
+        for &d in &ds {
+            let magic = remainder_magic(d);
+            let edges = [
+                0i64,
+                1,
+                d as i64 - 1,
+                d as i64,
+                u32::MAX as i64,
+                1 << 32,
+                -1,
+                i64::MAX,
+            ];
+            for a in edges
+                .into_iter()
+                .chain((0..2_000).map(|_| (xorshift(&mut y) >> (xorshift(&mut y) % 64)) as i64))
+            {
+                assert_eq!(
+                    remainder(a, d, magic),
+                    a.rem_euclid(d as i64) as usize,
+                    "{a} % {d}"
+                );
+            }
+        }
+    }
 }
