@@ -207,6 +207,11 @@ pub fn head_chars(s: &str, n: usize) -> &str {
     if s.len() <= n {
         return s; // n bytes hold at least n characters
     }
+    if s.as_bytes()[..n].is_ascii() {
+        // a byte a character: the first n bytes are the first n characters (tested a word at
+        // a time, where walking n characters decodes each)
+        return &s[..n];
+    }
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -275,5 +280,26 @@ mod tests {
     fn head_counts_characters() {
         assert_eq!(head_chars("ééé", 2), "éé");
         assert_eq!(head_chars("abc", 5), "abc");
+        assert_eq!(head_chars("abcé", 3), "abc");
+        assert_eq!(head_chars("abcé", 4), "abcé");
+        let mut y: u64 = 0xC0FF_EE00_1234_5678;
+        let pieces = ["a", "b", " ", "\n", "é", "€", "😀"];
+        for _ in 0..20_000 {
+            let len = (crate::testing::xorshift(&mut y) % 40) as usize;
+            let s: String = (0..len)
+                .map(|_| {
+                    let y = crate::testing::xorshift(&mut y);
+                    // mostly ASCII, as outputs are: the fast path and its edges
+                    if y.is_multiple_of(8) {
+                        pieces[((y >> 8) % pieces.len() as u64) as usize]
+                    } else {
+                        "x"
+                    }
+                })
+                .collect();
+            let n = (crate::testing::xorshift(&mut y) % 45) as usize;
+            let reference: String = s.chars().take(n).collect();
+            assert_eq!(head_chars(&s, n), reference, "{s:?} {n}");
+        }
     }
 }
