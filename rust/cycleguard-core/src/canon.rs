@@ -212,29 +212,17 @@ pub fn dump(value: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> Result
         let dict = value.downcast::<PyDict>().map_err(|_| Fallback)?;
         out.push(b'{');
         if dict.len() <= FEW {
-            // a few keys, the usual case: borrowed entries, sorted on the stack
+            // a few keys, the usual case: borrowed entries, sorted on the stack (all of the
+            // first n are Some; dict keys differ, so the order is the keys')
             let mut entries = [None; FEW];
             let n = few_entries(dict, &mut entries)?;
-            let mut keyed: [(&str, usize); FEW] = [("", 0); FEW];
-            for (i, entry) in entries[..n].iter().enumerate() {
-                if let Some((k, _)) = entry {
-                    keyed[i] = (k, i);
-                }
-            }
-            let keyed = &mut keyed[..n];
-            if n > 1 {
-                keyed.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            }
-            for (j, &(k, i)) in keyed.iter().enumerate() {
-                if let Some((_, v)) = entries[i] {
-                    if j > 0 {
-                        out.push(b',');
-                    }
-                    json::write_str(out, k);
-                    out.push(b':');
-                    dump(&v, out, depth + 1)?;
-                }
-            }
+            let entries = &mut entries[..n];
+            entries.sort_unstable_by_key(|e| e.map(|(k, _)| k)); // (str order: bytewise)
+            write_entries(
+                out,
+                entries.iter().flatten().map(|(k, v)| (*k, &**v)),
+                depth,
+            )?;
         } else {
             let items: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = dict.iter().collect();
             let mut keyed: Vec<(&str, &Bound<'_, PyAny>)> = Vec::with_capacity(items.len());

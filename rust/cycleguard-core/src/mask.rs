@@ -315,7 +315,7 @@ pub fn digit_led(t: &[u8], i: usize) -> Option<usize> {
             let after_space = is_space(next) && unit(at(t, i + digits + 1));
             tried(next == b'.' || unit(next) || after_space, duration)
         })
-        .or_else(|| (digits >= 4).then_some(i + digits)) // (`digit_run`, counted already)
+        .or_else(|| (digits >= 4).then_some(i + digits)) // (`\d{4,}`: the run counted above)
         .or_else(|| tried(next == b'.', decimal))
 }
 

@@ -34,7 +34,7 @@ pub struct CallRing {
 pub const FAILED: u64 = 1;
 
 /// `⌊(2^64 − 1) / d⌋ + 1` (wrapping: 0 for d = 1), the multiplier of [`remainder`].
-pub fn remainder_magic(d: usize) -> u64 {
+fn remainder_magic(d: usize) -> u64 {
     match d {
         0 => 0,
         d => (u64::MAX / d as u64).wrapping_add(1),
@@ -46,7 +46,7 @@ pub fn remainder_magic(d: usize) -> u64 {
 /// "Faster remainder by direct computation", 2019); anything else is divided. A 64-bit
 /// division takes tens of cycles, and the ring is read a few dozen times a call.
 #[inline]
-pub fn remainder(a: i64, d: usize, magic: u64) -> usize {
+fn remainder(a: i64, d: usize, magic: u64) -> usize {
     if (0..=u32::MAX as i64).contains(&a) && d != 0 && d <= u32::MAX as usize {
         let low = magic.wrapping_mul(a as u64);
         ((u128::from(low) * d as u128) >> 64) as usize
