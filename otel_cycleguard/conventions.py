@@ -4,15 +4,24 @@ Four conventions are understood: OTel GenAI (``gen_ai.*``), OpenInference
 (``openinference.span.kind``), OpenLLMetry/Traceloop (``traceloop.*``) and pydantic-ai's legacy
 ``running tool`` spans. Everything here works on a span's name and attribute mapping only, so
 the live processor, the offline replay and the OTLP service share it. No OpenTelemetry import.
+
+The readers run in the compiled core (``_core.Conventions``, rust/cycleguard-core/src/
+conventions.rs): every span passes through them, and in Python they cost more than the
+detection they feed. The rare shapes whose Python answer is subtle (Traceloop's wrapped
+inputs, LangChain's serialised tool messages, message events, odd token counts, over-long
+session ids, message text the core's parser cannot vouch for) stay here, as the helpers the
+core calls: each shape has one implementation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from otel_cycleguard import _core
+from otel_cycleguard.detect._slotted import fields_of
 from otel_cycleguard.detect.normalize import hash_bytes, hex_digest
-from otel_cycleguard.detect.records import ModelTurn, ToolCall, new_model_turn, new_tool_call
+from otel_cycleguard.detect.records import ModelTurn, ToolCall
 from otel_cycleguard.wire._json import loads as _json_loads  # orjson: the hot path's parser
 from otel_cycleguard.wire._json import loads_shared
 
@@ -58,57 +67,6 @@ class SpanRole:
     OTHER: Final = "other"
 
 
-def classify(name: str, attributes: Mapping[str, Any]) -> str:
-    """The role of a span, from the few attributes each convention sets."""
-    op = attributes.get(GENAI_OP)
-    if op is not None:
-        if op == "execute_tool":
-            return SpanRole.TOOL
-        # Any OTLP value can arrive here (a map, an array of maps: unhashable): set look-ups
-        # only for strings; every other test in this module is ``==`` or ``isinstance``.
-        if op.__class__ is str:
-            if op in _MODEL_OPS:
-                return SpanRole.MODEL
-            if op in _AGENT_OPS:
-                return SpanRole.AGENT
-    kind = attributes.get(OI_KIND)
-    if kind is not None:
-        if kind == "TOOL":
-            return SpanRole.OTHER if name.startswith("handoff") else SpanRole.TOOL
-        if kind == "LLM":
-            return SpanRole.MODEL
-        if kind == "AGENT":
-            return SpanRole.AGENT
-    kind = attributes.get(TL_KIND)
-    if kind is not None:
-        if kind == "tool":
-            return SpanRole.TOOL
-        if kind in ("agent", "workflow"):
-            return SpanRole.AGENT
-    if name == "running tool":
-        return SpanRole.TOOL
-    if name == "agent run" or name.startswith("invoke_agent"):
-        return SpanRole.AGENT
-    if name.startswith(OWN_PREFIX):
-        return SpanRole.OWN
-    if "llm.request.type" in attributes:
-        return SpanRole.MODEL
-    return SpanRole.OTHER
-
-
-def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
-    """The tool's name by convention, falling back to the span name."""
-    for key in ("gen_ai.tool.name", "tool.name", "traceloop.entity.name"):
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
-    if name.startswith("execute_tool "):
-        return name[len("execute_tool ") :]
-    if name.endswith(".tool"):
-        return name[: -len(".tool")]
-    return name or "unknown"
-
-
 def _unwrap_traceloop_input(value: Any) -> Any:
     """Traceloop records ``{"args": [...], "kwargs": {...}}``; the call is the kwargs (+ args)."""
     if not isinstance(value, str) or '"kwargs"' not in value:
@@ -146,56 +104,6 @@ def _unwrap_langchain_tool_message(value: Any) -> tuple[Any, bool]:
     return data["content"], data.get("status") == "error"
 
 
-def tool_call_from(
-    name: str,
-    attributes: Mapping[str, Any],
-    *,
-    status_error: bool = False,
-    event_names: Iterable[str] = (),
-    start_ns: int = 0,
-    end_ns: int = 0,
-    span_id: str | None = None,
-    state_attribute: str = "cycleguard.state_hash",
-) -> ToolCall:
-    """A :class:`ToolCall` from a span already classified as :data:`SpanRole.TOOL`."""
-    get = attributes.get
-    if get(GENAI_OP) == "execute_tool":
-        arguments, result = get("gen_ai.tool.call.arguments"), get("gen_ai.tool.call.result")
-    elif get(OI_KIND) == "TOOL":
-        arguments = get("input.value")
-        result, message_error = _unwrap_langchain_tool_message(get("output.value"))
-        status_error = status_error or message_error
-    elif get(TL_KIND) == "tool":
-        arguments = _unwrap_traceloop_input(get("traceloop.entity.input"))
-        result = get("traceloop.entity.output")
-    else:  # pydantic-ai legacy `running tool`
-        arguments, result = get("tool_arguments"), get("tool_response")
-    error = bool(status_error) or get("error.type") is not None
-    if not error:
-        error = any(event == "exception" for event in event_names)
-    read_only = None
-    if not _TOOL_FACT_KEYS.isdisjoint(attributes):
-        for key in _READ_ONLY_KEYS:
-            value = get(key)
-            if isinstance(value, bool):
-                read_only = value
-                break
-        if read_only is None and get("cycleguard.tool.dimension") == "perceive":
-            read_only = True
-    fingerprint = get(state_attribute)
-    return new_tool_call(  # ToolCall's fields, in order
-        tool_name(name, attributes),
-        arguments,
-        result,
-        error,
-        start_ns / 1e9 if start_ns else None,
-        end_ns / 1e9 if end_ns else None,
-        read_only,
-        str(fingerprint) if fingerprint is not None else None,
-        span_id,
-    )
-
-
 def _text_of_messages(raw: Any) -> str | None:
     """Assistant text from ``gen_ai.output.messages`` (JSON list of {role, parts})."""
     if not isinstance(raw, str):
@@ -221,25 +129,113 @@ def _text_of_messages(raw: Any) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _indexed_text(attributes: Mapping[str, Any], prefix: str, suffix: str) -> str | None:
-    texts = []
-    for index in range(16):
-        value = attributes.get(f"{prefix}{index}{suffix}")
-        if value is None:
-            break
-        if isinstance(value, str):
-            texts.append(value)
-    return "\n".join(texts) if texts else None
+def _text_of_events(events: Iterable[tuple[str, Mapping[str, Any]]]) -> str | None:
+    """A turn's text from the older per-message events (``gen_ai.choice``): the core's
+    helper for spans whose attributes carry no output text."""
+    text = None
+    for event_name, event_attrs in events:
+        if event_name == "gen_ai.choice":
+            body = (
+                event_attrs.get("message") or event_attrs.get("body") or event_attrs.get("content")
+            )
+            if isinstance(body, str):
+                # A message serialised as JSON ({"role", "content"}) is read for its text.
+                text = (_text_of_messages(body) if body[:1] in "{[" else None) or body
+            elif isinstance(body, list | tuple):
+                text = "\n".join(b for b in body if isinstance(b, str)) or None
+            if text:
+                break
+    return text
 
 
-def _token(attributes: Mapping[str, Any], *keys: str) -> int:
-    for key in keys:
-        value = attributes.get(key)
-        if value.__class__ is int:  # the usual count: the general test below says the same
-            return value  # type: ignore[no-any-return]
-        if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-            return int(value) if abs(value) != float("inf") else 0  # NaN/inf: no count
-    return 0
+def _token_of(value: Any) -> int | None:
+    """A token count that is neither an exact int nor an exact float (the core reads those):
+    an int or float of any subclass but bool, NaN none, infinity 0."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        return int(value) if abs(value) != float("inf") else 0
+    return None
+
+
+#: A span-named session id longer than this is kept as its first ``_KEPT_ID_PREFIX``
+#: characters and a hash of the whole: an id is a table key, a state-file entry and a report
+#: column, and a sender's 64 KiB "conversation id" must not cost 64 KiB in each.
+MAX_SESSION_ID_LENGTH: Final = 256
+_KEPT_ID_PREFIX: Final = 200
+
+
+def _bounded_id(value: str) -> str:
+    """The id as it is, or past the limit its start (still readable in a report) and the xxh3
+    of all of it (still unique)."""
+    if len(value) <= MAX_SESSION_ID_LENGTH:
+        return value
+    digest = hex_digest(hash_bytes(value.encode("utf-8", "surrogatepass")))
+    return f"{value[:_KEPT_ID_PREFIX]}…xxh3:{digest}"
+
+
+def is_delegating_tool(
+    name: str, attributes: Mapping[str, Any], delegating: frozenset[str]
+) -> bool:
+    """True for a tool span that runs a child agent (``delegate_task`` and configured names)."""
+    return tool_name(name, attributes).lower() in delegating
+
+
+_READER = _core.Conventions(
+    ToolCall,
+    fields_of(ToolCall),
+    ModelTurn,
+    fields_of(ModelTurn),
+    (
+        _unwrap_traceloop_input,
+        _unwrap_langchain_tool_message,
+        _text_of_messages,
+        _text_of_events,
+        _token_of,
+        _bounded_id,
+    ),
+)
+
+#: ``classify(name, attributes) -> str``: the role of a span (a :class:`SpanRole` value), from
+#: the few attributes each convention sets.
+classify: Callable[[str, Mapping[str, Any]], str] = _READER.classify
+#: ``tool_name(name, attributes) -> str``: the tool's name by convention (``gen_ai.tool.name``,
+#: ``tool.name``, ``traceloop.entity.name``), else from the span name.
+tool_name: Callable[[str, Mapping[str, Any]], str] = _READER.tool_name
+#: ``session_hint(attributes) -> str | None``: the conversation/session id a span names
+#: itself, if any (long ids bounded).
+session_hint: Callable[[Mapping[str, Any]], str | None] = _READER.session_hint
+#: ``agent_name(name, attributes) -> str | None``: the agent's name on an agent span (or any
+#: span that carries it).
+agent_name: Callable[[str, Mapping[str, Any]], str | None] = _READER.agent_name
+#: The core's record readers, positional, for the span pipeline (see the two functions below).
+read_tool_call = _READER.tool_call
+read_model_turn = _READER.model_turn
+
+
+def tool_call_from(
+    name: str,
+    attributes: Mapping[str, Any],
+    *,
+    status_error: bool = False,
+    event_names: Iterable[str] = (),
+    start_ns: int = 0,
+    end_ns: int = 0,
+    span_id: str | None = None,
+    state_attribute: str = "cycleguard.state_hash",
+) -> ToolCall:
+    """A :class:`ToolCall` from a span already classified as :data:`SpanRole.TOOL`: its
+    arguments and result by convention, failed on an ERROR status, an ``error.type`` or an
+    ``exception`` event, ``read_only`` from the tool-fact attributes."""
+    names = tuple(event_names)
+    return read_tool_call(  # type: ignore[no-any-return]
+        name,
+        attributes,
+        bool(status_error),
+        names or None,
+        start_ns,
+        end_ns,
+        span_id,
+        state_attribute,
+    )
 
 
 def model_turn_from(
@@ -256,104 +252,14 @@ def model_turn_from(
     """A :class:`ModelTurn` (output text, token usage, failure) from a model span of any
     convention. A turn failed when its status is ERROR or it carries ``error.type``; what
     failed is the error type and the status message (for the same-rejection test)."""
-    text = _text_of_messages(attributes.get("gen_ai.output.messages"))
-    if text is None:
-        text = _indexed_text(attributes, "llm.output_messages.", ".message.content")
-    if text is None:
-        text = _indexed_text(attributes, "gen_ai.completion.", ".content")
-    if text is None:
-        for event_name, event_attrs in events:
-            if event_name == "gen_ai.choice":
-                body = (
-                    event_attrs.get("message")
-                    or event_attrs.get("body")
-                    or event_attrs.get("content")
-                )
-                if isinstance(body, str):
-                    # A message serialised as JSON ({"role", "content"}) is read for its text.
-                    text = (_text_of_messages(body) if body[:1] in "{[" else None) or body
-                elif isinstance(body, list | tuple):
-                    text = "\n".join(b for b in body if isinstance(b, str)) or None
-                if text:
-                    break
-    if text is None and attributes.get(OI_KIND) == "LLM":
-        value = attributes.get("output.value")
-        text = value if isinstance(value, str) else None
-    fingerprint = attributes.get(state_attribute)
-    error_type = attributes.get("error.type")
-    error = bool(status_error) or error_type is not None
-    return new_model_turn(  # ModelTurn's fields, in order
-        text,
-        _token(
-            attributes,
-            "gen_ai.usage.input_tokens",
-            "gen_ai.usage.prompt_tokens",
-            "llm.token_count.prompt",
-        ),
-        _token(
-            attributes,
-            "gen_ai.usage.output_tokens",
-            "gen_ai.usage.completion_tokens",
-            "llm.token_count.completion",
-        ),
-        start_ns / 1e9 if start_ns else None,
-        end_ns / 1e9 if end_ns else None,
-        str(fingerprint) if fingerprint is not None else None,
+    pairs = list(events)
+    return read_model_turn(  # type: ignore[no-any-return]
+        attributes,
+        pairs or None,
+        start_ns,
+        end_ns,
         span_id,
-        error,
-        f"{error_type}: {status_message or ''}" if error else None,
+        state_attribute,
+        bool(status_error),
+        status_message,
     )
-
-
-#: A span-named session id longer than this is kept as its first ``_KEPT_ID_PREFIX``
-#: characters and a hash of the whole: an id is a table key, a state-file entry and a report
-#: column, and a sender's 64 KiB "conversation id" must not cost 64 KiB in each.
-MAX_SESSION_ID_LENGTH: Final = 256
-_KEPT_ID_PREFIX: Final = 200
-
-
-def session_hint(attributes: Mapping[str, Any]) -> str | None:
-    """The conversation/session id a span names itself, if any (long ids bounded)."""
-    if HINT_KEYS.isdisjoint(attributes):  # most spans name none: answered in C
-        return None
-    for key in _SESSION_KEYS:
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return _bounded_id(value)
-    for key in _TL_SESSION_KEYS:
-        value = attributes.get(key)
-        if isinstance(value, str | int) and value != "":
-            return _bounded_id(str(value))
-    return None
-
-
-def _bounded_id(value: str) -> str:
-    """The id as it is, or past the limit its start (still readable in a report) and the xxh3
-    of all of it (still unique)."""
-    if len(value) <= MAX_SESSION_ID_LENGTH:
-        return value
-    digest = hex_digest(hash_bytes(value.encode("utf-8", "surrogatepass")))
-    return f"{value[:_KEPT_ID_PREFIX]}…xxh3:{digest}"
-
-
-def agent_name(name: str, attributes: Mapping[str, Any]) -> str | None:
-    """The agent's name on an agent span (or any span that carries it)."""
-    value = attributes.get("gen_ai.agent.name") or attributes.get("agent.name")
-    if isinstance(value, str) and value:
-        return value
-    if attributes.get(TL_KIND) in ("agent", "workflow"):
-        value = attributes.get("traceloop.entity.name")
-        if isinstance(value, str) and value:
-            return value
-    if attributes.get(OI_KIND) == "AGENT" and name:
-        return name
-    if name.startswith("invoke_agent "):
-        return name[len("invoke_agent ") :]
-    return None
-
-
-def is_delegating_tool(
-    name: str, attributes: Mapping[str, Any], delegating: frozenset[str]
-) -> bool:
-    """True for a tool span that runs a child agent (``delegate_task`` and configured names)."""
-    return tool_name(name, attributes).lower() in delegating

@@ -29,6 +29,8 @@ _TOOL = SpanRole.TOOL
 _MODEL = SpanRole.MODEL
 _AGENT = SpanRole.AGENT
 _NO_SIGNALS: list[Signal] = []
+_read_tool_call = conventions.read_tool_call
+_read_model_turn = conventions.read_model_turn
 
 
 class EventView(Protocol):
@@ -161,15 +163,15 @@ class SpanPipeline:
         call: ToolCall | None = None
         if active or self.derived.pending(session):
             events = span.events
-            call = conventions.tool_call_from(
+            call = _read_tool_call(  # conventions.tool_call_from's reader, positional
                 span.name,
                 attrs,
-                status_error=span.status_error,
-                event_names=(event.name for event in events) if events else (),
-                start_ns=span.start_ns,
-                end_ns=span.end_ns,
-                span_id=span.span_id,
-                state_attribute=self.state_attribute(scope),
+                span.status_error,
+                [event.name for event in events] if events else None,
+                span.start_ns,
+                span.end_ns,
+                span.span_id,
+                self.state_attribute(scope),
             )
             self.derived.tool_span(session, attrs, call)  # it covers a pending derived call
             tool = call.tool
@@ -205,15 +207,15 @@ class SpanPipeline:
                 )
             if on_record is not None:
                 on_record(_TOOL, span, scope, call, call.tool, signals)
-        turn = conventions.model_turn_from(
+        turn = _read_model_turn(  # conventions.model_turn_from's reader, positional
             attrs,
-            events=events,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
-            span_id=span.span_id,
-            state_attribute=self.state_attribute(scope),
-            status_error=span.status_error,
-            status_message=span.status_message,
+            events or None,
+            span.start_ns,
+            span.end_ns,
+            span.span_id,
+            self.state_attribute(scope),
+            span.status_error,
+            span.status_message,
         )
         signals = _NO_SIGNALS
         if detecting is None or detecting(session):

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod canon;
 pub mod categories;
+pub mod conventions;
 pub mod dims;
 pub mod echo;
 pub mod failures;
@@ -728,6 +729,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_class_chars, m)?)?;
     m.add("UNICODE_VERSION", pyclass::UNICODE_VERSION)?;
     m.add_class::<PyCategorizer>()?;
+    m.add_class::<conventions::Conventions>()?;
     m.add_function(wrap_pyfunction!(edits_files, m)?)?;
     m.add_function(wrap_pyfunction!(changes_environment, m)?)?;
     m.add_function(wrap_pyfunction!(command_text, m)?)?;

@@ -58,7 +58,7 @@ const KINDS: [&str; 7] = [
 pub fn decode<'py>(
     py: Python<'py>,
     body: &[u8],
-    classes: &Classes<'py>,
+    classes: &Classes,
     depth_limit: usize,
 ) -> Decoding<Bound<'py, PyList>> {
     let text = std::str::from_utf8(body).map_err(|_| Stop::Unusual)?;
@@ -87,7 +87,7 @@ const SPAN_DEPTH: usize = 7;
 
 struct Decoder<'c, 'a, 'py> {
     py: Python<'py>,
-    classes: &'c Classes<'py>,
+    classes: &'c Classes,
     limit: usize,
     p: Parser<'a>,
     /// Attribute keys (those without escapes, borrowed from the text): a document repeats a
@@ -451,7 +451,7 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
         };
         let events = self.events(fields.events.as_ref())?;
         let (status_error, status_message) = self.status(fields.status.as_ref())?;
-        let span = self.classes.span.make(&[
+        let span = self.classes.span.make(self.py, &[
             trace_id.as_any(),
             span_id.as_any(),
             name.as_any(),
@@ -560,7 +560,7 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
             };
             let attributes = self.attributes(event.get("attributes"), 0)?;
             let time = integer(event.get("timeUnixNano"))?.into_pyobject(py)?;
-            out.push(self.classes.event.make(&[
+            out.push(self.classes.event.make(self.py, &[
                 name.as_any(),
                 attributes.as_any(),
                 time.as_any(),

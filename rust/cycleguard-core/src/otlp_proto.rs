@@ -73,15 +73,15 @@ impl From<std::convert::Infallible> for Stop {
 type Decoding<T> = Result<T, Stop>;
 
 /// The classes the decoder instantiates.
-pub struct Classes<'py> {
-    pub(crate) span: Slotted<'py>,
-    pub(crate) event: Slotted<'py>,
+pub struct Classes {
+    pub(crate) span: Slotted,
+    pub(crate) event: Slotted,
 }
 
-impl<'py> Classes<'py> {
+impl Classes {
     /// `SpanData` and `SpanEvent` with their field names; fails (ValueError) when they are
     /// not the fields this module fills.
-    pub fn new(
+    pub fn new<'py>(
         span: Bound<'py, PyType>,
         span_fields: &Bound<'py, PyTuple>,
         event: Bound<'py, PyType>,
@@ -105,7 +105,7 @@ pub struct Decoded<'py> {
 pub fn decode<'py>(
     py: Python<'py>,
     body: &[u8],
-    classes: &Classes<'py>,
+    classes: &Classes,
     depth_limit: usize,
 ) -> Decoding<Decoded<'py>> {
     let mut decoder = Decoder {
@@ -184,7 +184,7 @@ enum Value<'b> {
 
 struct Decoder<'c, 'b, 'py> {
     py: Python<'py>,
-    classes: &'c Classes<'py>,
+    classes: &'c Classes,
     limit: usize,
     strings: StringCache<'b, 'py>,
     /// The hex of the last trace id and parent id: a request's spans share a few.
@@ -343,7 +343,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
             PyString::new(py, message).into_any()
         };
         let name = self.strings.get(py, name);
-        let span = self.classes.span.make(&[
+        let span = self.classes.span.make(self.py, &[
             trace.as_any(),
             PyString::new(py, &hex_string(span_id)).as_any(),
             name.as_any(),
@@ -404,7 +404,7 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         Ok(self
             .classes
             .event
-            .make(&[name.as_any(), attributes.as_any(), time.as_any()])?)
+            .make(self.py, &[name.as_any(), attributes.as_any(), time.as_any()])?)
     }
 
     /// One attribute into `out`, as `_attributes` does: a value the Python path reads as None

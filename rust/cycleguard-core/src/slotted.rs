@@ -10,20 +10,21 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple, PyType};
 
 /// A slotted class and how to fill it, its fields in a fixed order.
-pub struct Slotted<'py> {
-    class: Bound<'py, PyType>,
+/// Owned handles, so a long-lived object (the conventions reader) can keep one.
+pub struct Slotted {
+    class: Py<PyType>,
     alloc: ffi::allocfunc,
     /// Each field's member descriptor and its type's setter.
-    fields: Vec<(Bound<'py, PyAny>, ffi::descrsetfunc)>,
+    fields: Vec<(Py<PyAny>, ffi::descrsetfunc)>,
 }
 
-impl<'py> Slotted<'py> {
+impl Slotted {
     /// `fields`: the class's field names as the dataclass lists them, which must be
     /// `expected` (a field added to the class must fail loudly rather than leave a slot
     /// unset); each must be a slot (a member descriptor) of the class.
     pub fn new(
-        class: Bound<'py, PyType>,
-        fields: &Bound<'py, PyTuple>,
+        class: Bound<'_, PyType>,
+        fields: &Bound<'_, PyTuple>,
         expected: &[&str],
     ) -> PyResult<Self> {
         let py = class.py();
@@ -68,18 +69,21 @@ impl<'py> Slotted<'py> {
                 ))
             };
             let set = set.ok_or_else(|| PyValueError::new_err("a slot without a setter"))?;
-            slots.push((descriptor, set));
+            slots.push((descriptor.unbind(), set));
         }
         Ok(Slotted {
-            class,
+            class: class.unbind(),
             alloc,
             fields: slots,
         })
     }
 
     /// A new instance with `values` in its fields (as many as the fields, in their order).
-    pub fn make(&self, values: &[&Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.class.py();
+    pub fn make<'py>(
+        &self,
+        py: Python<'py>,
+        values: &[&Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
         if values.len() != self.fields.len() {
             return Err(PyValueError::new_err("one value a field"));
         }
@@ -88,7 +92,7 @@ impl<'py> Slotted<'py> {
         // new reference to an instance with empty slots, or null with an exception set,
         // which `from_owned_ptr_or_err` takes over.
         let obj =
-            unsafe { Bound::from_owned_ptr_or_err(py, (self.alloc)(self.class.as_type_ptr(), 0)) }?;
+            unsafe { Bound::from_owned_ptr_or_err(py, (self.alloc)(self.class.bind(py).as_type_ptr(), 0)) }?;
         for ((descriptor, set), value) in self.fields.iter().zip(values) {
             // SAFETY: `set` is the member descriptor type's tp_descr_set, called with that
             // descriptor, a live instance (it checks the instance's type itself) and a live
