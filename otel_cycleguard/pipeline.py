@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from otel_cycleguard import conventions
+from otel_cycleguard import _core, conventions
 from otel_cycleguard.conventions import SpanRole
 from otel_cycleguard.derive import DerivedCalls
 from otel_cycleguard.detect.records import ModelTurn, ToolCall
 from otel_cycleguard.detect.signals import Signal
 from otel_cycleguard.guard import CycleGuard
 from otel_cycleguard.span_scope import SpanScope
-from otel_cycleguard.spans import SpanRef
+from otel_cycleguard.spans import SpanData, SpanRef
 
-__all__ = ["RecordSink", "Scope", "SpanPipeline", "SpanView", "scope_of"]
+__all__ = ["RecordSink", "Scope", "SpanPipeline", "SpanView", "order_trace", "scope_of"]
 
 _TOOL = SpanRole.TOOL
 _MODEL = SpanRole.MODEL
@@ -82,14 +82,18 @@ class Scope:
         return f"Scope({self.session!r}, agent={self.agent!r}, subagent={self.subagent})"
 
 
-def scope_of(info: SpanScope | None, attributes: Mapping[str, Any], trace_id: str) -> Scope:
-    """The scope of a span from what its ancestors passed on (:mod:`span_scope`), else the
-    span's own session hint and agent name, else its trace: the one fallback rule."""
-    if info is not None:
-        session = info.session or conventions.session_hint(attributes) or trace_id
-        return Scope(session, info.agent, info.subagent, info.session_root)
-    session = conventions.session_hint(attributes) or trace_id
-    return Scope(session, conventions.agent_name("", attributes), False)
+_SCOPES = _core.Scopes(conventions._READER, Scope, Scope.__slots__, SpanData)
+
+#: ``scope_of(info, attributes, trace_id) -> Scope``: the scope of a span from what its
+#: ancestors passed on (:mod:`span_scope`), else the span's own session hint and agent name,
+#: else its trace: the one fallback rule (in the core, beside the replay's use of it).
+scope_of: Callable[[SpanScope | None, Mapping[str, Any], str], Scope] = _SCOPES.scope_of
+#: ``order_trace(spans, trace_id, delegating) -> [(role, span, scope)]``: a buffered trace's
+#: tool and model spans in replay order (by start, then input order), each with its scope,
+#: sessions resolved parents first as the live processor resolves them when spans start.
+order_trace: Callable[[list[SpanData], str, frozenset[str]], list[tuple[str, SpanData, Scope]]] = (
+    _SCOPES.order_trace
+)
 
 
 class RecordSink(Protocol):

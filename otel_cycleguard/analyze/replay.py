@@ -40,12 +40,11 @@ from __future__ import annotations
 import multiprocessing
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from otel_cycleguard import conventions
 from otel_cycleguard.analyze.problems import InputProblem
 from otel_cycleguard.analyze.readers import TraceReader
 from otel_cycleguard.analyze.report import (
@@ -73,8 +72,7 @@ from otel_cycleguard.escalate.policy import (
 )
 from otel_cycleguard.escalate.progress import TerminationReason
 from otel_cycleguard.guard import CycleGuard
-from otel_cycleguard.pipeline import Scope, SpanPipeline, scope_of
-from otel_cycleguard.span_scope import SpanScope, child_scope
+from otel_cycleguard.pipeline import Scope, SpanPipeline, order_trace
 from otel_cycleguard.spans import SpanData
 
 __all__ = ["HITL_MODES", "HitlMode", "Replayer", "analyze_paths", "replay_spans", "session_part"]
@@ -88,8 +86,6 @@ HITL_MODES: tuple[str, ...] = ("timeout", "continue")
 
 _TOOL = SpanRole.TOOL
 _MODEL = SpanRole.MODEL
-_AGENT = SpanRole.AGENT
-_OWN = SpanRole.OWN
 
 
 @dataclass(slots=True)
@@ -238,81 +234,16 @@ class Replayer:
         self._replay_trace(trace_id, trace.spans)
 
     def _replay_trace(self, trace_id: str, spans: list[SpanData]) -> None:
-        """Resolve each span's session like the live processor, then replay in start order."""
-        by_id: dict[str, SpanData] = {span.span_id: span for span in spans}
-        infos: dict[str, SpanScope | None] = {}
-        roles: dict[str, str] = {}
-        work: list[tuple[int, int, str, SpanData]] = []
-        for order, span in enumerate(spans):
-            role = roles.get(span.span_id)
-            if role is None:
-                self._resolve(span, by_id, infos, roles, trace_id)
-                role = roles[span.span_id]
-            if role in (_TOOL, _MODEL):
-                work.append((span.start_ns, order, role, span))
-        if not work:
-            return
-        work.sort()  # by start, then input order: ``order`` is unique, so no span is compared
+        """Resolve each span's session like the live processor, then replay in start order
+        (:func:`~otel_cycleguard.pipeline.order_trace`, in the core)."""
         process = self.pipeline.process
-        for _start, _order, role, span in work:
-            scope = scope_of(infos.get(span.span_id), span.attributes, trace_id)
-            if self._parts > 1 and session_part(scope.session, self._parts) != self._part:
+        parts = self._parts
+        for role, span, scope in order_trace(spans, trace_id, self._delegating):
+            if parts > 1 and session_part(scope.session, parts) != self._part:
                 self._others.add(scope.session)
                 continue  # another process replays this session
             self._trace_id = trace_id
             process(span, scope, None, role)
-
-    def _resolve(
-        self,
-        span: SpanData,
-        by_id: Mapping[str, SpanData],
-        infos: dict[str, SpanScope | None],
-        roles: dict[str, str],
-        trace_id: str,
-    ) -> None:
-        """Compute ``infos`` and ``roles`` for ``span`` and its unresolved ancestors."""
-        parent_id = span.parent_span_id
-        if not parent_id or parent_id in roles or parent_id not in by_id:
-            # the common case: a root, or a child of a resolved (or absent) parent
-            role = roles[span.span_id] = conventions.classify(span.name, span.attributes)
-            parent_info = infos.get(parent_id) if parent_id else None
-            infos[span.span_id] = self._info(span, role, parent_info, trace_id)
-            return
-        chain: list[SpanData] = []
-        current: SpanData | None = span
-        limit = len(by_id) + 1
-        while current is not None and current.span_id not in roles and len(chain) < limit:
-            chain.append(current)
-            parent_id = current.parent_span_id
-            current = by_id.get(parent_id) if parent_id else None
-        parent_info = infos.get(current.span_id) if current is not None else None
-        for item in reversed(chain):
-            if item.span_id in roles:  # a parent-link cycle: resolved already
-                parent_info = infos.get(item.span_id)
-                continue
-            role = conventions.classify(item.name, item.attributes)
-            roles[item.span_id] = role
-            parent_info = infos[item.span_id] = self._info(item, role, parent_info, trace_id)
-
-    def _info(
-        self, span: SpanData, role: str, parent: SpanScope | None, trace_id: str
-    ) -> SpanScope | None:
-        """The processor's ``on_start`` rule (:func:`child_scope`), on a finished span."""
-        if role == _OWN:
-            return None
-        attrs = span.attributes
-        scope = child_scope(
-            role,
-            span.name,
-            attrs,
-            parent,
-            conventions.session_hint(attrs),
-            span.span_id,
-            self._delegating,
-        )
-        if scope is not None and scope.session is None and role == _AGENT:
-            scope.session = trace_id  # the live processor would also try baggage here
-        return scope
 
     def _state(
         self, session: str, trace_id: str, agent: str | None, subagent: bool, start_ns: int

@@ -16,6 +16,7 @@
 use crate::canon::exact_str;
 use crate::json::{self, Value};
 use crate::slotted::Slotted;
+use crate::span_scope::{Role, SpanScope};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -210,7 +211,7 @@ impl<'a, 'py> Attrs<'a, 'py> {
 /// `value == text` as Python answers it: the bytes for an exact `str` (a lone surrogate
 /// equals no constant here), the value's own comparison for anything else.
 #[inline]
-fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
+pub(crate) fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
     if value.is_exact_instance_of::<PyString>() {
         return Ok(exact_str(value).is_ok_and(|s| s == text));
     }
@@ -372,9 +373,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
-        let py = name.py();
-        let role = self.role(name, &Attrs::new(attributes, &self.keys))?;
-        Ok(role.bind(py).clone())
+        self.role_of(name, attributes)
     }
 
     /// The tool's name by convention, falling back to the span name.
@@ -391,27 +390,7 @@ impl Conventions {
         &self,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let attrs = Attrs::new(attributes, &self.keys);
-        for key in &self.keys.session {
-            if let Some(value) = non_empty_str(attrs.get(key)?) {
-                return self.bounded(value);
-            }
-        }
-        for key in &self.keys.tl_session {
-            let Some(value) = attrs.get(key)? else {
-                continue;
-            };
-            if value.is_instance_of::<PyString>() {
-                if !is_empty_str(&value) {
-                    // `str(value)`: a subclass becomes a plain str
-                    return self.bounded(value.str()?.into_any());
-                }
-            } else if value.is_instance_of::<PyInt>() {
-                // an int (a bool too, as isinstance answers) names its session by its str
-                return self.bounded(value.str()?.into_any());
-            }
-        }
-        Ok(None)
+        self.session_hint_of(attributes)
     }
 
     /// The agent's name on an agent span (or any span that carries it).
@@ -420,33 +399,31 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let attrs = Attrs::new(attributes, &self.keys);
-        let [first, second] = &self.keys.agent_names;
-        // `get(a) or get(b)`: the second when the first is missing or falsy
-        let mut value = attrs.get(first)?;
-        if !matches!(&value, Some(v) if v.is_truthy()?) {
-            value = attrs.get(second)?;
-        }
-        if let Some(value) = non_empty_str(value) {
-            return Ok(Some(value));
-        }
-        if let Some(kind) = attrs.get(&self.keys.tl_kind)? {
-            if equals(&kind, "agent")? || equals(&kind, "workflow")? {
-                if let Some(value) = non_empty_str(attrs.get(&self.keys.tl_entity_name)?) {
-                    return Ok(Some(value));
-                }
-            }
-        }
-        if let Some(kind) = attrs.get(&self.keys.oi_kind)? {
-            if equals(&kind, "AGENT")? && char_len(name) > 0 {
-                return Ok(Some(name.clone().into_any()));
-            }
-        }
-        let py = name.py();
-        if starts_with(name, self.invoke_agent_prefix.bind(py))? {
-            return Ok(Some(substring(name, 13, ffi::PY_SSIZE_T_MAX)?));
-        }
-        Ok(None)
+        self.agent_name_of(name, attributes)
+    }
+
+    /// The scope of a span of `role` under `parent` (see `otel_cycleguard.span_scope`).
+    #[allow(clippy::too_many_arguments)]
+    fn child_scope<'py>(
+        &self,
+        role: &Bound<'py, PyAny>,
+        name: &Bound<'py, PyString>,
+        attrs: &Bound<'py, PyAny>,
+        parent: Option<&Bound<'py, SpanScope>>,
+        hint: Option<Bound<'py, PyAny>>,
+        span_id: &Bound<'py, PyAny>,
+        delegating_tools: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Py<SpanScope>>> {
+        crate::span_scope::child_scope(
+            self,
+            Role::of(role)?,
+            name,
+            attrs,
+            parent,
+            hint,
+            span_id,
+            delegating_tools,
+        )
     }
 
     /// A `ToolCall` from a span already classified as a tool span. `event_names`: the span's
@@ -666,6 +643,92 @@ fn indexed_text<'py>(
 }
 
 impl Conventions {
+    /// `classify`.
+    pub(crate) fn role_of<'py>(
+        &self,
+        name: &Bound<'py, PyString>,
+        attributes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyString>> {
+        let role = self.role(name, &Attrs::new(attributes, &self.keys))?;
+        Ok(role.bind(name.py()).clone())
+    }
+
+    /// True for a tool span that runs a child agent: its tool name, lower-cased, is one of
+    /// `delegating` (a frozenset).
+    pub(crate) fn is_delegating_tool(
+        &self,
+        name: &Bound<'_, PyString>,
+        attributes: &Bound<'_, PyAny>,
+        delegating: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let tool = self.tool_name_of(name, &Attrs::new(attributes, &self.keys))?;
+        let lowered = tool.call_method0(pyo3::intern!(name.py(), "lower"))?;
+        delegating.contains(lowered)
+    }
+
+    /// `session_hint`.
+    pub(crate) fn session_hint_of<'py>(
+        &self,
+        attributes: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let attrs = Attrs::new(attributes, &self.keys);
+        for key in &self.keys.session {
+            if let Some(value) = non_empty_str(attrs.get(key)?) {
+                return self.bounded(value);
+            }
+        }
+        for key in &self.keys.tl_session {
+            let Some(value) = attrs.get(key)? else {
+                continue;
+            };
+            if value.is_instance_of::<PyString>() {
+                if !is_empty_str(&value) {
+                    // `str(value)`: a subclass becomes a plain str
+                    return self.bounded(value.str()?.into_any());
+                }
+            } else if value.is_instance_of::<PyInt>() {
+                // an int (a bool too, as isinstance answers) names its session by its str
+                return self.bounded(value.str()?.into_any());
+            }
+        }
+        Ok(None)
+    }
+
+    /// `agent_name`.
+    pub(crate) fn agent_name_of<'py>(
+        &self,
+        name: &Bound<'py, PyString>,
+        attributes: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let attrs = Attrs::new(attributes, &self.keys);
+        let [first, second] = &self.keys.agent_names;
+        // `get(a) or get(b)`: the second when the first is missing or falsy
+        let mut value = attrs.get(first)?;
+        if !matches!(&value, Some(v) if v.is_truthy()?) {
+            value = attrs.get(second)?;
+        }
+        if let Some(value) = non_empty_str(value) {
+            return Ok(Some(value));
+        }
+        if let Some(kind) = attrs.get(&self.keys.tl_kind)? {
+            if equals(&kind, "agent")? || equals(&kind, "workflow")? {
+                if let Some(value) = non_empty_str(attrs.get(&self.keys.tl_entity_name)?) {
+                    return Ok(Some(value));
+                }
+            }
+        }
+        if let Some(kind) = attrs.get(&self.keys.oi_kind)? {
+            if equals(&kind, "AGENT")? && char_len(name) > 0 {
+                return Ok(Some(name.clone().into_any()));
+            }
+        }
+        let py = name.py();
+        if starts_with(name, self.invoke_agent_prefix.bind(py))? {
+            return Ok(Some(substring(name, 13, ffi::PY_SSIZE_T_MAX)?));
+        }
+        Ok(None)
+    }
+
     fn role(&self, name: &Bound<'_, PyString>, attrs: &Attrs<'_, '_>) -> PyResult<&Py<PyString>> {
         let py = name.py();
         let roles = &self.roles;

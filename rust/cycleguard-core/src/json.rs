@@ -413,16 +413,19 @@ fn sorted_unique<'a>(mut items: Vec<(Cow<'a, str>, Value<'a>)>) -> Vec<(Cow<'a, 
     {
         return items;
     }
-    // stable: equal keys stay in document order, so the last of each run is the one to keep
+    // stable: equal keys stay in document order, so the last of each run is the one to keep.
+    // A small object sorts in place (insertion sort) and drops its repeats in place: no
+    // second vector.
     items.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    let mut out: Vec<(Cow<'a, str>, Value<'a>)> = Vec::with_capacity(items.len());
-    for item in items {
-        match out.last_mut() {
-            Some(last) if last.0 == item.0 => *last = item,
-            _ => out.push(item),
+    items.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            std::mem::swap(later, kept); // the kept slot takes the later value; the earlier goes
+            true
+        } else {
+            false
         }
-    }
-    out
+    });
+    items
 }
 
 // -- writing ---------------------------------------------------------------------------------

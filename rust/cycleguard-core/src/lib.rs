@@ -31,6 +31,7 @@ pub mod shell;
 pub mod signal;
 pub mod simd;
 pub mod slotted;
+pub mod span_scope;
 pub mod state;
 pub mod swar;
 #[cfg(test)]
@@ -730,6 +731,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UNICODE_VERSION", pyclass::UNICODE_VERSION)?;
     m.add_class::<PyCategorizer>()?;
     m.add_class::<conventions::Conventions>()?;
+    m.add_class::<span_scope::SpanScope>()?;
+    m.add_class::<span_scope::Scopes>()?;
     m.add_function(wrap_pyfunction!(edits_files, m)?)?;
     m.add_function(wrap_pyfunction!(changes_environment, m)?)?;
     m.add_function(wrap_pyfunction!(command_text, m)?)?;
