@@ -19,6 +19,7 @@ use crate::slotted::Slotted;
 use crate::span_scope::{Role, SpanScope};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
+use pyo3::Borrowed;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
 
@@ -650,7 +651,27 @@ impl Conventions {
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
         let role = self.role(name, &Attrs::new(attributes, &self.keys))?;
-        Ok(role.bind(name.py()).clone())
+        Ok(self.role_name(role).bind(name.py()).clone())
+    }
+
+    /// `classify`, as a [`Role`].
+    pub(crate) fn role_of_enum(
+        &self,
+        name: &Bound<'_, PyString>,
+        attributes: &Bound<'_, PyAny>,
+    ) -> PyResult<Role> {
+        self.role(name, &Attrs::new(attributes, &self.keys))
+    }
+
+    /// The `SpanRole` value of a role (interned).
+    pub(crate) fn role_name(&self, role: Role) -> &Py<PyString> {
+        match role {
+            Role::Tool => &self.roles.tool,
+            Role::Model => &self.roles.model,
+            Role::Agent => &self.roles.agent,
+            Role::Own => &self.roles.own,
+            Role::Other => &self.roles.other,
+        }
     }
 
     /// True for a tool span that runs a child agent: its tool name, lower-cased, is one of
@@ -672,6 +693,11 @@ impl Conventions {
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let attrs = Attrs::new(attributes, &self.keys);
+        if let Some(dict) = attrs.dict {
+            if !names_a_session(dict) {
+                return Ok(None); // most spans name none: one look at each key
+            }
+        }
         for key in &self.keys.session {
             if let Some(value) = non_empty_str(attrs.get(key)?) {
                 return self.bounded(value);
@@ -729,63 +755,62 @@ impl Conventions {
         Ok(None)
     }
 
-    fn role(&self, name: &Bound<'_, PyString>, attrs: &Attrs<'_, '_>) -> PyResult<&Py<PyString>> {
+    fn role(&self, name: &Bound<'_, PyString>, attrs: &Attrs<'_, '_>) -> PyResult<Role> {
         let py = name.py();
-        let roles = &self.roles;
         if let Some(op) = attrs.get(&self.keys.genai_op)? {
             if op.is_exact_instance_of::<PyString>() {
                 if let Ok(op) = exact_str(&op) {
                     match op {
-                        "execute_tool" => return Ok(&roles.tool),
+                        "execute_tool" => return Ok(Role::Tool),
                         "chat" | "text_completion" | "generate_content" | "completion" => {
-                            return Ok(&roles.model)
+                            return Ok(Role::Model)
                         }
                         "invoke_agent" | "create_agent" | "invoke_workflow" => {
-                            return Ok(&roles.agent)
+                            return Ok(Role::Agent)
                         }
                         _ => {}
                     }
                 }
             } else if op.eq("execute_tool")? {
-                return Ok(&roles.tool);
+                return Ok(Role::Tool);
             }
         }
         if let Some(kind) = attrs.get(&self.keys.oi_kind)? {
             if equals(&kind, "TOOL")? {
                 return Ok(if starts_with(name, self.handoff.bind(py))? {
-                    &roles.other
+                    Role::Other
                 } else {
-                    &roles.tool
+                    Role::Tool
                 });
             }
             if equals(&kind, "LLM")? {
-                return Ok(&roles.model);
+                return Ok(Role::Model);
             }
             if equals(&kind, "AGENT")? {
-                return Ok(&roles.agent);
+                return Ok(Role::Agent);
             }
         }
         if let Some(kind) = attrs.get(&self.keys.tl_kind)? {
             if equals(&kind, "tool")? {
-                return Ok(&roles.tool);
+                return Ok(Role::Tool);
             }
             if equals(&kind, "agent")? || equals(&kind, "workflow")? {
-                return Ok(&roles.agent);
+                return Ok(Role::Agent);
             }
         }
         if equals(name.as_any(), "running tool")? {
-            return Ok(&roles.tool);
+            return Ok(Role::Tool);
         }
         if equals(name.as_any(), "agent run")? || starts_with(name, self.invoke_agent.bind(py))? {
-            return Ok(&roles.agent);
+            return Ok(Role::Agent);
         }
         if starts_with(name, self.own_prefix.bind(py))? {
-            return Ok(&roles.own);
+            return Ok(Role::Own);
         }
         if attrs.contains(&self.keys.llm_request_type)? {
-            return Ok(&roles.model);
+            return Ok(Role::Model);
         }
-        Ok(&roles.other)
+        Ok(Role::Other)
     }
 
     fn tool_shape(&self, attrs: &Attrs<'_, '_>) -> PyResult<ToolShape> {
@@ -967,4 +992,43 @@ fn message_texts<'v>(message: &'v Value<'_>, texts: &mut Vec<&'v str>) {
     if let Some(content) = message.get("content").and_then(Value::as_str) {
         texts.push(content);
     }
+}
+
+/// Every attribute key `session_hint` reads.
+const SESSION_KEYS: [&str; 6] = [
+    "gen_ai.conversation.id",
+    "session.id",
+    "traceloop.association.properties.session_id",
+    "traceloop.association.properties.conversation_id",
+    "traceloop.association.properties.thread_id",
+    "traceloop.association.properties.chat_id",
+];
+
+/// Whether a dict may hold one of [`SESSION_KEYS`]: false only when every key is an exact
+/// `str` none of them equals (what `HINT_KEYS.isdisjoint(attributes)` answers, one pass over
+/// the keys instead of six look-ups). A large dict is left to the look-ups.
+fn names_a_session(dict: &Bound<'_, PyDict>) -> bool {
+    if dict.len() > 24 {
+        return true;
+    }
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: PyDict_Next reads a live dict (borrowed, GIL held) and hands out borrowed
+    // references, valid while the dict is neither changed nor freed; nothing here runs
+    // Python code (exact `str` keys only, read through `exact_str`), so neither happens.
+    unsafe {
+        while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
+            let key = Borrowed::from_ptr(dict.py(), key);
+            match exact_str(&key) {
+                Ok(text) => {
+                    if SESSION_KEYS.contains(&text) {
+                        return true;
+                    }
+                }
+                Err(_) => return true, // not a plain str: the look-ups decide
+            }
+        }
+    }
+    false
 }

@@ -7,10 +7,13 @@
 //! parents first (a parent that arrives after its child is resolved first), ordered by start,
 //! each tool and model span with the pipeline's `Scope` (`scope_of`), in one crossing.
 
+use crate::canon::exact_str;
 use crate::conventions::{equals, Conventions};
+use crate::fasthash::HashMap;
 use crate::slotted::{SlotReader, Slotted};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple, PyType};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// What a span passes on to its descendants.
@@ -282,7 +285,77 @@ pub struct Scopes {
 struct Item<'py> {
     span: Bound<'py, PyAny>,
     span_id: Bound<'py, PyAny>,
+    /// The parent id; None for a root (no parent, or an empty one).
     parent: Option<Bound<'py, PyAny>>,
+    attributes: Bound<'py, PyAny>,
+}
+
+/// What one span id resolved to: its role and what it passes on.
+struct Resolved<'py> {
+    role: Role,
+    info: Option<Bound<'py, SpanScope>>,
+}
+
+/// The key of an id in a trace's map: the text of a `str` (ids are hex); anything else (a
+/// `str` with a lone surrogate, a subclass, another type) by its `repr`, after a NUL no hex
+/// id holds, so that two ids share a key only when Python's dict would take them as one.
+fn id_key<'a>(id: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
+    if let Ok(text) = exact_str(id) {
+        return Ok(Cow::Borrowed(text));
+    }
+    let text = id.repr()?;
+    Ok(Cow::Owned(format!("\0{}", text.to_string_lossy())))
+}
+
+/// A trace's spans by id, as the replay's `{span.span_id: span for span in spans}`: each id
+/// names the last span that has it (its "home"), where what the id resolves to is kept.
+struct Trace<'a, 'py> {
+    items: &'a [Item<'py>],
+    /// The home of each span's own id, and of its parent's (None: not in the trace).
+    home: Vec<usize>,
+    parent_home: Vec<Option<usize>>,
+    /// What each home resolved to.
+    resolved: Vec<Option<Resolved<'py>>>,
+    /// Each span's own session hint, once read.
+    hints: Vec<Option<Option<Bound<'py, PyAny>>>>,
+}
+
+impl<'a, 'py> Trace<'a, 'py> {
+    fn new(items: &'a [Item<'py>]) -> PyResult<Self> {
+        let keys = items
+            .iter()
+            .map(|item| id_key(&item.span_id))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut by_id: HashMap<&str, usize> = HashMap::default();
+        by_id.reserve(items.len());
+        for (index, key) in keys.iter().enumerate() {
+            by_id.insert(key.as_ref(), index);
+        }
+        let home = keys.iter().map(|key| by_id[key.as_ref()]).collect();
+        let parent_home = items
+            .iter()
+            .map(|item| match &item.parent {
+                Some(parent) => Ok(by_id.get(id_key(parent)?.as_ref()).copied()),
+                None => Ok(None),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Trace {
+            items,
+            home,
+            parent_home,
+            resolved: (0..items.len()).map(|_| None).collect(),
+            hints: vec![None; items.len()],
+        })
+    }
+
+    /// What span `index`'s id resolved to, if it did.
+    fn of(&self, index: usize) -> Option<&Resolved<'py>> {
+        self.resolved[self.home[index]].as_ref()
+    }
+
+    fn info(&self, index: usize) -> Option<Bound<'py, SpanScope>> {
+        self.of(index).and_then(|r| r.info.clone())
+    }
 }
 
 #[pymethods]
@@ -311,13 +384,15 @@ impl Scopes {
         trace_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let conventions = self.conventions.get();
-        self.make_scope(conventions, info, attributes, trace_id)
+        let hint = || conventions.session_hint_of(attributes);
+        self.make_scope(conventions, info, attributes, hint, trace_id)
     }
 
     /// A trace's tool and model spans in the order the replay feeds them (by start, then
     /// input order), each as `(role, span, scope)`: sessions resolved as the live processor
     /// resolves them as spans start, parents first. `delegating`: the configured delegating
-    /// tool names (lower case).
+    /// tool names (lower case). Spans sharing an id share its resolution (the last of them is
+    /// the one a child's parent link finds).
     fn order_trace<'py>(
         &self,
         spans: &Bound<'py, PyList>,
@@ -327,52 +402,43 @@ impl Scopes {
         let py = spans.py();
         let conventions = self.conventions.get();
         let mut items: Vec<Item<'py>> = Vec::with_capacity(spans.len());
-        // span id -> the last span with it, as `{span.span_id: span for span in spans}`
-        let by_id = PyDict::new(py);
-        for (index, span) in spans.iter().enumerate() {
+        for span in spans.iter() {
             let span_id = self.spans.get(&span, SPAN_ID)?;
             let parent = self.spans.get(&span, PARENT)?;
             let parent = if parent.is_truthy()? { Some(parent) } else { None };
-            by_id.set_item(&span_id, index)?;
+            let attributes = self.spans.get(&span, ATTRIBUTES)?;
             items.push(Item {
                 span,
                 span_id,
                 parent,
+                attributes,
             });
         }
-        // span id -> (role, what it passes on); the same id shares one answer
-        let resolved = PyDict::new(py);
-        let mut work: Vec<(usize, Role, Bound<'py, PyAny>)> = Vec::new();
+        let mut trace = Trace::new(&items)?;
+        let mut work: Vec<(usize, Role)> = Vec::new();
         for index in 0..items.len() {
-            let item = &items[index];
-            let known = resolved.get_item(&item.span_id)?;
-            let entry = match known {
-                Some(entry) => entry,
-                None => {
-                    self.resolve(conventions, &items, index, &by_id, &resolved, trace_id, delegating)?;
-                    resolved
-                        .get_item(&item.span_id)?
-                        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("unresolved"))?
-                }
-            };
-            let role = entry.downcast::<PyTuple>()?.get_item(0)?;
-            let kind = Role::of(&role)?;
-            if matches!(kind, Role::Tool | Role::Model) {
-                work.push((index, kind, role));
+            if trace.of(index).is_none() {
+                self.resolve(conventions, &mut trace, index, trace_id, delegating)?;
+            }
+            let role = trace.of(index).map_or(Role::Other, |r| r.role);
+            if matches!(role, Role::Tool | Role::Model) {
+                work.push((index, role));
             }
         }
         self.sort_by_start(&items, &mut work)?;
         let out = PyList::empty(py);
-        for (index, _kind, role) in work {
-            let item = &items[index];
-            let info = match resolved.get_item(&item.span_id)? {
-                Some(entry) => entry.downcast::<PyTuple>()?.get_item(1)?,
-                None => py.None().into_bound(py),
+        for (index, role) in work {
+            let info = trace.info(index);
+            let cached = trace.hints[index].take();
+            let attributes = &items[index].attributes;
+            let hint = || match cached {
+                Some(hint) => Ok(hint),
+                None => conventions.session_hint_of(attributes),
             };
-            let info = info.downcast::<SpanScope>().ok();
-            let attributes = self.spans.get(&item.span, ATTRIBUTES)?;
-            let scope = self.make_scope(conventions, info, &attributes, trace_id.as_any())?;
-            out.append(PyTuple::new(py, [role, item.span.clone(), scope])?)?;
+            let scope =
+                self.make_scope(conventions, info.as_ref(), attributes, hint, trace_id.as_any())?;
+            let role = conventions.role_name(role).bind(py).clone().into_any();
+            out.append(PyTuple::new(py, [role, items[index].span.clone(), scope])?)?;
         }
         Ok(out)
     }
@@ -384,6 +450,7 @@ impl Scopes {
         conventions: &Conventions,
         info: Option<&Bound<'py, SpanScope>>,
         attributes: &Bound<'py, PyAny>,
+        hint: impl FnOnce() -> PyResult<Option<Bound<'py, PyAny>>>,
         trace_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = attributes.py();
@@ -397,9 +464,7 @@ impl Scopes {
                     .filter(|s| s.is_truthy().unwrap_or(true));
                 let session = match own {
                     Some(session) => session,
-                    None => conventions
-                        .session_hint_of(attributes)?
-                        .unwrap_or_else(|| trace_id.clone()),
+                    None => hint()?.unwrap_or_else(|| trace_id.clone()),
                 };
                 let agent = match &info.agent {
                     Some(agent) => agent.bind(py).clone(),
@@ -408,9 +473,7 @@ impl Scopes {
                 (session, agent, info.subagent, info.session_root)
             }
             None => {
-                let session = conventions
-                    .session_hint_of(attributes)?
-                    .unwrap_or_else(|| trace_id.clone());
+                let session = hint()?.unwrap_or_else(|| trace_id.clone());
                 let empty = PyString::new(py, "");
                 let agent = conventions
                     .agent_name_of(&empty, attributes)?
@@ -429,74 +492,42 @@ impl Scopes {
         )
     }
 
-    /// `roles` and `infos` for span `index` and its unresolved ancestors (the replay's
-    /// `_resolve`): a root, or a child of a resolved or absent parent, at once; else the chain
-    /// of unresolved ancestors, from the top down (a parent-link cycle stops the walk).
-    #[allow(clippy::too_many_arguments)]
+    /// Resolve span `index` and its unresolved ancestors (the replay's `_resolve`): a root,
+    /// or a child of a resolved or absent parent, at once; else the chain of unresolved
+    /// ancestors, from the top down (a parent-link cycle stops the walk).
     fn resolve<'py>(
         &self,
         conventions: &Conventions,
-        items: &[Item<'py>],
+        trace: &mut Trace<'_, 'py>,
         index: usize,
-        by_id: &Bound<'py, PyDict>,
-        resolved: &Bound<'py, PyDict>,
         trace_id: &Bound<'py, PyString>,
         delegating: &Bound<'py, PyAny>,
     ) -> PyResult<()> {
-        let item = &items[index];
-        let parent_index = |parent: &Option<Bound<'py, PyAny>>| -> PyResult<Option<usize>> {
-            match parent {
-                Some(parent) => match by_id.get_item(parent)? {
-                    Some(i) => Ok(Some(i.extract()?)),
-                    None => Ok(None),
-                },
-                None => Ok(None),
-            }
+        let parent = trace.parent_home[index];
+        let direct = match parent {
+            None => true, // a root, or a parent outside the trace
+            Some(home) => trace.resolved[home].is_some(),
         };
-        let info_of = |span_id: &Bound<'py, PyAny>| -> PyResult<Option<Bound<'py, SpanScope>>> {
-            Ok(match resolved.get_item(span_id)? {
-                Some(entry) => entry
-                    .downcast::<PyTuple>()?
-                    .get_item(1)?
-                    .downcast_into::<SpanScope>()
-                    .ok(),
-                None => None,
-            })
-        };
-        let parent_resolved = match &item.parent {
-            Some(parent) => resolved.contains(parent)?,
-            None => true,
-        };
-        let parent_at = parent_index(&item.parent)?;
-        if item.parent.is_none() || parent_resolved || parent_at.is_none() {
-            let parent_info = match &item.parent {
-                Some(parent) => info_of(parent)?,
-                None => None,
-            };
-            return self.settle(conventions, item, parent_info.as_ref(), resolved, trace_id, delegating);
+        if direct {
+            let parent_info = parent.and_then(|home| trace.info(home));
+            return self.settle(conventions, trace, index, parent_info.as_ref(), trace_id, delegating);
         }
         let mut chain: Vec<usize> = Vec::new();
-        let limit = by_id.len() + 1;
+        let limit = trace.items.len() + 1;
         let mut current = Some(index);
         while let Some(at) = current {
-            if resolved.contains(&items[at].span_id)? || chain.len() >= limit {
+            if trace.of(at).is_some() || chain.len() >= limit {
                 break;
             }
             chain.push(at);
-            current = parent_index(&items[at].parent)?;
+            current = trace.parent_home[at];
         }
-        let mut parent_info = match current {
-            Some(at) => info_of(&items[at].span_id)?,
-            None => None,
-        };
+        let mut parent_info = current.and_then(|at| trace.info(at));
         for &at in chain.iter().rev() {
-            let link = &items[at];
-            if resolved.contains(&link.span_id)? {
-                parent_info = info_of(&link.span_id)?; // a parent-link cycle: resolved already
-                continue;
-            }
-            self.settle(conventions, link, parent_info.as_ref(), resolved, trace_id, delegating)?;
-            parent_info = info_of(&link.span_id)?;
+            if trace.of(at).is_none() {
+                self.settle(conventions, trace, at, parent_info.as_ref(), trace_id, delegating)?;
+            } // else a parent-link cycle: resolved already
+            parent_info = trace.info(at);
         }
         Ok(())
     }
@@ -506,65 +537,69 @@ impl Scopes {
     fn settle<'py>(
         &self,
         conventions: &Conventions,
-        item: &Item<'py>,
+        trace: &mut Trace<'_, 'py>,
+        index: usize,
         parent: Option<&Bound<'py, SpanScope>>,
-        resolved: &Bound<'py, PyDict>,
         trace_id: &Bound<'py, PyString>,
         delegating: &Bound<'py, PyAny>,
     ) -> PyResult<()> {
-        let py = resolved.py();
+        let py = trace_id.py();
+        let item = &trace.items[index];
         let name = self.spans.get(&item.span, NAME)?;
         let name = name.downcast::<PyString>()?;
-        let attributes = self.spans.get(&item.span, ATTRIBUTES)?;
-        let role = conventions.role_of(name, &attributes)?;
-        let kind = Role::of(role.as_any())?;
-        let info = if kind == Role::Own {
+        let attributes = &item.attributes;
+        let role = conventions.role_of_enum(name, attributes)?;
+        let info = if role == Role::Own {
             None
         } else {
-            let hint = conventions.session_hint_of(&attributes)?;
+            let hint = conventions.session_hint_of(attributes)?;
+            trace.hints[index] = Some(hint.clone());
             let scope = child_scope(
                 conventions,
-                kind,
+                role,
                 name,
-                &attributes,
+                attributes,
                 parent,
                 hint,
                 &item.span_id,
                 delegating,
             )?;
-            if let (Some(scope), Role::Agent) = (&scope, kind) {
-                let mut this = scope.borrow_mut(py);
-                if this.session.is_none() {
-                    this.session = Some(trace_id.clone().into_any().unbind());
-                }
+            scope.map(|scope| scope.into_bound(py))
+        };
+        if let (Some(scope), Role::Agent) = (&info, role) {
+            let mut this = scope.borrow_mut();
+            if this.session.is_none() {
+                this.session = Some(trace_id.clone().into_any().unbind());
             }
-            scope
-        };
-        let info = match info {
-            Some(info) => info.into_bound(py).into_any(),
-            None => py.None().into_bound(py),
-        };
-        resolved.set_item(&item.span_id, (role, info))?;
+        }
+        let home = trace.home[index];
+        trace.resolved[home] = Some(Resolved { role, info });
         Ok(())
     }
 
     /// Sort `work` by (start, input order), as the replay's `work.sort()` does: the start
     /// times as integers, compared by Python past what 128 bits hold.
-    fn sort_by_start<'py>(
-        &self,
-        items: &[Item<'py>],
-        work: &mut [(usize, Role, Bound<'py, PyAny>)],
-    ) -> PyResult<()> {
+    fn sort_by_start(&self, items: &[Item<'_>], work: &mut [(usize, Role)]) -> PyResult<()> {
         let starts = work
             .iter()
-            .map(|(index, _, _)| self.spans.get(&items[*index].span, START))
+            .map(|(index, _)| self.spans.get(&items[*index].span, START))
             .collect::<PyResult<Vec<_>>>()?;
-        let exact: Option<Vec<i128>> = starts.iter().map(|s| s.extract::<i128>().ok()).collect();
-        let mut order: Vec<usize> = (0..work.len()).collect();
+        let exact: Option<Vec<i128>> = starts.iter().map(start_key).collect();
         match exact {
-            Some(keys) => order.sort_by_key(|&i| (keys[i], work[i].0)),
+            Some(keys) => {
+                let mut keyed: Vec<(i128, usize, Role)> = work
+                    .iter()
+                    .zip(keys)
+                    .map(|(&(index, role), key)| (key, index, role))
+                    .collect();
+                keyed.sort_unstable_by_key(|&(key, index, _)| (key, index));
+                for (slot, (_, index, role)) in work.iter_mut().zip(keyed) {
+                    *slot = (index, role);
+                }
+            }
             None => {
                 let mut failed: Option<PyErr> = None;
+                let mut order: Vec<usize> = (0..work.len()).collect();
                 order.sort_by(|&a, &b| {
                     let by_start = starts[a].compare(&starts[b]).unwrap_or_else(|err| {
                         failed.get_or_insert(err);
@@ -575,12 +610,21 @@ impl Scopes {
                 if let Some(err) = failed {
                     return Err(err);
                 }
+                let sorted: Vec<_> = order.iter().map(|&i| work[i]).collect();
+                work.copy_from_slice(&sorted);
             }
         }
-        let sorted: Vec<_> = order.iter().map(|&i| work[i].clone()).collect();
-        for (slot, value) in work.iter_mut().zip(sorted) {
-            *slot = value;
-        }
         Ok(())
+    }
+}
+
+/// A start time as a sort key: an int within 128 bits (the usual 64 first).
+fn start_key(start: &Bound<'_, PyAny>) -> Option<i128> {
+    if !start.is_instance_of::<PyInt>() {
+        return None;
+    }
+    match start.extract::<i64>() {
+        Ok(v) => Some(i128::from(v)),
+        Err(_) => start.extract::<i128>().ok(),
     }
 }
