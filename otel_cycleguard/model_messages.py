@@ -18,16 +18,24 @@ the real instrumentations write them (checked against the packages in ``tests/in
   ``gen_ai.tool.message`` with ``id`` and ``content``).
 
 Only the results *after the last assistant message* of the input are this turn's: the rest of
-the history was read one turn earlier. Everything is bounded (messages, calls, characters) and
-never raises. Pure: no OpenTelemetry import.
+the history was read one turn earlier. Everything is bounded (messages, calls, characters, and
+a GenAI message list nested deeper than 128 levels is not read) and never raises. Pure: no
+OpenTelemetry import.
+
+The GenAI JSON lists, the shape every current instrumentation writes, are read by the compiled
+core (``_core.Messages``, rust/cycleguard-core/src/derive.rs), which also tells the shapes
+apart; the indexed attributes and the per-message events are read by the functions here,
+which the core calls. Each shape is read in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from otel_cycleguard import _core
+from otel_cycleguard.detect._slotted import fields_of
 from otel_cycleguard.wire._json import loads_shared  # orjson; the values are only read
 
 __all__ = [
@@ -83,50 +91,6 @@ def _json(raw: Any) -> Any:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-# -- OTel GenAI: gen_ai.input.messages / gen_ai.output.messages ----------------------------
-
-
-def _genai_calls(messages: Any) -> list[RequestedCall]:
-    calls: list[RequestedCall] = []
-    for message in messages if isinstance(messages, list) else ():
-        if not isinstance(message, dict):
-            continue
-        parts = message.get("parts")
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict) and part.get("type") == "tool_call":
-                name = _text(part.get("name"))
-                if name is not None and len(calls) < MAX_CALLS:
-                    calls.append(RequestedCall(_text(part.get("id")), name, part.get("arguments")))
-    return calls
-
-
-def _genai_results(messages: Any) -> list[ReturnedResult]:
-    if not isinstance(messages, list):
-        return []
-    start = 0
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            start = index + 1
-            break
-    else:
-        return []  # no assistant message yet: the first turn has no results
-    results: list[ReturnedResult] = []
-    for message in messages[start:]:
-        if not isinstance(message, dict):
-            continue
-        parts = message.get("parts")
-        for part in parts if isinstance(parts, list) else ():
-            if (
-                isinstance(part, dict)
-                and part.get("type") == "tool_call_response"
-                and len(results) < MAX_CALLS
-            ):
-                error = part.get("is_error") is True or part.get("error") not in (None, False)
-                results.append(ReturnedResult(_text(part.get("id")), part.get("response"), error))
-    return results
 
 
 # -- indexed conventions (OpenInference, OpenLLMetry before the GenAI messages) ----------------
@@ -278,70 +242,23 @@ def _event_results(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Retu
 
 # -- public ---------------------------------------------------------------------------------
 
-_CONTENT_EVENTS: Final = frozenset(
-    {"gen_ai.choice", "gen_ai.tool.message", "gen_ai.user.message", "gen_ai.assistant.message"}
+_MESSAGES = _core.Messages(
+    RequestedCall,
+    fields_of(RequestedCall),
+    ReturnedResult,
+    fields_of(ReturnedResult),
+    (_oi_calls, _tl_calls, _event_calls, _oi_results, _tl_results, _event_results),
 )
-_INDEXED_PREFIXES: Final = (_OI_IN, _OI_OUT, _TL_PROMPT, _TL_COMPLETION)
 
-
-def _convention(attrs: Mapping[str, Any]) -> str | None:
-    """Which message shape the span carries: "genai", "oi", "tl" or None (no messages)."""
-    if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
-        return "genai"
-    if (
-        "llm.output_messages.0.message.role" in attrs
-        or "llm.input_messages.0.message.role" in attrs
-    ):
-        return "oi"
-    if "gen_ai.completion.0.role" in attrs or "gen_ai.prompt.0.role" in attrs:
-        return "tl"
-    for key in attrs:  # the first messages may have been dropped (attribute limit)
-        if key.startswith(_INDEXED_PREFIXES):
-            return "oi" if key.startswith("llm.") else "tl"
-    return None
-
-
-def has_content(
-    attrs: Mapping[str, Any], events: Iterable[tuple[str, Mapping[str, Any]]] = ()
-) -> bool:
-    """Whether the span carries any messages at all (capture may be off)."""
-    if _convention(attrs) is not None:
-        return True
-    return any(name in _CONTENT_EVENTS for name, _ in events)
-
-
-def requested_calls(
-    attrs: Mapping[str, Any], events: Iterable[tuple[str, Mapping[str, Any]]] = ()
-) -> list[RequestedCall]:
-    """The tool calls the model asked for in this span's output, in order."""
-    try:
-        convention = _convention(attrs)
-        if convention == "genai":
-            return _genai_calls(_json(attrs.get("gen_ai.output.messages")))
-        if convention == "oi":
-            return _oi_calls(attrs)
-        if convention == "tl":
-            return _tl_calls(attrs)
-        return _event_calls(events)
-    except Exception:  # a shape we did not foresee must never break the caller
-        return []
-
-
-def returned_results(
-    attrs: Mapping[str, Any], events: Iterable[tuple[str, Mapping[str, Any]]] = ()
-) -> list[ReturnedResult]:
-    """The tool results this span's input sent back (after the last assistant message)."""
-    try:
-        convention = _convention(attrs)
-        if convention == "genai":
-            return _genai_results(_json(attrs.get("gen_ai.input.messages")))
-        if convention == "oi":
-            return _oi_results(attrs)
-        if convention == "tl":
-            return _tl_results(attrs)
-        return _event_results(events)
-    except Exception:
-        return []
+#: ``has_content(attrs, events=()) -> bool``: whether the span carries any messages at all
+#: (capture may be off); ``events`` are ``(name, attributes)`` pairs.
+has_content: Callable[..., bool] = _MESSAGES.has_content
+#: ``requested_calls(attrs, events=()) -> list[RequestedCall]``: the tool calls the model asked
+#: for in this span's output, in order.
+requested_calls: Callable[..., list[RequestedCall]] = _MESSAGES.requested_calls
+#: ``returned_results(attrs, events=()) -> list[ReturnedResult]``: the tool results this span's
+#: input sent back (after the last assistant message).
+returned_results: Callable[..., list[ReturnedResult]] = _MESSAGES.returned_results
 
 
 def capture_hint(attrs: Mapping[str, Any]) -> str:

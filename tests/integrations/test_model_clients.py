@@ -408,7 +408,7 @@ def test_without_message_content_the_setting_is_named_once(
         exporter.shutdown()
     finally:
         undo()
-    assert rig.counters(next(iter(rig.processor.derived._sessions)))["tool_calls"] == 0
+    assert rig.counters(next(iter(rig.processor.derived.session_keys())))["tool_calls"] == 0
     lines = [r.getMessage() for r in caplog.records if "no message content" in r.getMessage()]
     assert len(lines) == 1, lines
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only" in lines[0]

@@ -286,7 +286,7 @@ fn char_len(text: &Bound<'_, PyString>) -> isize {
 
 /// Seconds from a span's nanoseconds, `ns / 1e9 if ns else None`.
 #[inline]
-fn seconds<'py>(py: Python<'py>, ns: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn seconds<'py>(py: Python<'py>, ns: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if !ns.is_truthy()? {
         return Ok(py.None().into_bound(py));
     }
@@ -644,6 +644,15 @@ fn indexed_text<'py>(
 }
 
 impl Conventions {
+    /// A `ToolCall` from its fields, in order.
+    pub(crate) fn make_tool_call<'py>(
+        &self,
+        py: Python<'py>,
+        values: &[&Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.tool_call.make(py, values)
+    }
+
     /// `classify`.
     pub(crate) fn role_of<'py>(
         &self,

@@ -47,6 +47,19 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// The value of `key` in an object of [`parse_ordered`]: the last entry with it, as in
+    /// the dict orjson builds.
+    pub fn get_last(&self, key: &str) -> Option<&Value<'a>> {
+        match self {
+            Value::Object(items) => items
+                .iter()
+                .rev()
+                .find(|(k, _)| k.len() == key.len() && k.as_bytes() == key.as_bytes())
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
@@ -78,6 +91,22 @@ pub fn parse_lenient(text: &str) -> Result<(Value<'_>, bool), ParseError> {
     parse_mode(text, true)
 }
 
+/// `text` parsed as orjson would, for values handed to Python as orjson hands them: each
+/// object's entries in document order, a repeated key kept each time (a dict built by
+/// inserting them in order is orjson's: the first position, the last value). Read entries
+/// with [`Value::get_last`]; [`Value::get`] expects sorted objects.
+pub fn parse_ordered(text: &str) -> Result<Value<'_>, ParseError> {
+    let mut p = Parser::new(text);
+    p.ordered = true;
+    p.ws();
+    let value = p.value(0)?;
+    p.ws();
+    if p.i != p.s.len() {
+        return Err(ParseError::Invalid);
+    }
+    Ok(value)
+}
+
 fn parse_mode(text: &str, lenient: bool) -> Result<(Value<'_>, bool), ParseError> {
     let mut p = Parser {
         s: text.as_bytes(),
@@ -85,6 +114,7 @@ fn parse_mode(text: &str, lenient: bool) -> Result<(Value<'_>, bool), ParseError
         i: 0,
         lenient,
         extended: false,
+        ordered: false,
     };
     p.ws();
     let value = p.value(0)?;
@@ -104,6 +134,8 @@ pub(crate) struct Parser<'a> {
     i: usize,
     lenient: bool,
     extended: bool,
+    /// Objects in document order, repeated keys kept (see [`parse_ordered`]).
+    ordered: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -115,6 +147,7 @@ impl<'a> Parser<'a> {
             i: 0,
             lenient: false,
             extended: false,
+            ordered: false,
         }
     }
 
@@ -235,6 +268,9 @@ impl<'a> Parser<'a> {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
+                    if self.ordered {
+                        return Ok(Value::Object(items));
+                    }
                     return Ok(Value::Object(sorted_unique(items)));
                 }
                 _ => return Err(ParseError::Invalid),

@@ -9,6 +9,7 @@ pub mod args;
 pub mod canon;
 pub mod categories;
 pub mod conventions;
+pub mod derive;
 pub mod dims;
 pub mod echo;
 pub mod failures;
@@ -733,6 +734,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<conventions::Conventions>()?;
     m.add_class::<span_scope::SpanScope>()?;
     m.add_class::<span_scope::Scopes>()?;
+    m.add_class::<derive::Messages>()?;
+    m.add_class::<derive::DerivedCalls>()?;
     m.add_function(wrap_pyfunction!(edits_files, m)?)?;
     m.add_function(wrap_pyfunction!(changes_environment, m)?)?;
     m.add_function(wrap_pyfunction!(command_text, m)?)?;
