@@ -196,7 +196,8 @@ class CycleGuard:
                     if signal.level.value == "term":
                         entry.first_term_step = signal.step
                         break
-        self._notify(entry, started, evicted, signals, span_ref, call=call)
+        if self._observers:  # without observers (the replay) there is no one to tell
+            self._notify(entry, started, evicted, signals, span_ref, call=call)
         return signals
 
     def observe_model_turn(
@@ -212,7 +213,8 @@ class CycleGuard:
         with self._lock:
             entry, started, evicted = self._entry(session, agent, subagent)
             signals = entry.detector.observe_model_turn(turn)
-        self._notify(entry, started, evicted, signals, span_ref, turn=turn)
+        if self._observers:
+            self._notify(entry, started, evicted, signals, span_ref, turn=turn)
         return signals
 
     def reset(self, session: str, dimension: Dimension) -> bool:

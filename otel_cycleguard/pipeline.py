@@ -11,7 +11,7 @@ profile of the span's own scope. No OpenTelemetry import here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from otel_cycleguard import _core, conventions
@@ -175,7 +175,7 @@ class SpanPipeline:
                 span.start_ns,
                 span.end_ns,
                 span.span_id,
-                self.state_attribute(scope),
+                self._one_attribute or self.state_attribute(scope),
             )
             self.derived.tool_span(session, attrs, call)  # it covers a pending derived call
             tool = call.tool
@@ -194,15 +194,11 @@ class SpanPipeline:
         guard = self.guard
         detecting = self._detecting
         on_record = self._on_record
-        events = _event_pairs(span.events)
+        events = span.events
+        pairs = [(event.name, event.attributes or {}) for event in events] if events else None
         # First the calls the previous turn asked for, now that their results are known.
         for call in self.derived.model_span(
-            session,
-            attrs,
-            events,
-            start_ns=span.start_ns,
-            end_ns=span.end_ns,
-            span_id=span.span_id,
+            session, attrs, pairs, span.start_ns, span.end_ns, span.span_id
         ):
             signals = _NO_SIGNALS
             if detecting is None or detecting(session):
@@ -213,11 +209,11 @@ class SpanPipeline:
                 on_record(_TOOL, span, scope, call, call.tool, signals)
         turn = _read_model_turn(  # conventions.model_turn_from's reader, positional
             attrs,
-            events or None,
+            pairs,
             span.start_ns,
             span.end_ns,
             span.span_id,
-            self.state_attribute(scope),
+            self._one_attribute or self.state_attribute(scope),
             span.status_error,
             span.status_message,
         )
@@ -228,9 +224,3 @@ class SpanPipeline:
             )
         if on_record is not None:
             on_record(_MODEL, span, scope, turn, None, signals)
-
-
-def _event_pairs(events: Iterable[EventView] | None) -> list[tuple[str, Mapping[str, Any]]]:
-    if not events:
-        return []
-    return [(event.name, event.attributes or {}) for event in events]

@@ -641,8 +641,8 @@ impl DerivedCalls {
     }
 
     /// The derived calls to observe before this model turn (may be empty). `events`: the
-    /// span's `(name, attributes)` pairs.
-    #[pyo3(signature = (session, attributes, events=None, *, start_ns=None, end_ns=None, span_id=None))]
+    /// span's `(name, attributes)` pairs. (Positional too: the pipeline's call.)
+    #[pyo3(signature = (session, attributes, events=None, start_ns=None, end_ns=None, span_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn model_span<'py>(
         &self,
