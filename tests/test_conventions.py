@@ -287,3 +287,82 @@ class TestAgentSpans:
         attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Delegate_Task"}
         assert conventions.is_delegating_tool("x", attrs, delegating)
         assert not conventions.is_delegating_tool("x", GENAI_TOOL, delegating)
+
+
+class TestReadingAsPythonReadsIt:
+    """The readers run in the compiled core; these hold them to what the same code in Python
+    answered for inputs off the usual path."""
+
+    def test_any_mapping_is_read_not_only_a_dict(self):
+        from types import MappingProxyType
+
+        attrs = MappingProxyType(dict(GENAI_TOOL, **{"gen_ai.conversation.id": "c-1"}))
+        assert conventions.classify("x", attrs) == SpanRole.TOOL
+        assert conventions.session_hint(attrs) == "c-1"
+        call = conventions.tool_call_from("x", attrs)
+        assert (call.tool, call.arguments, call.result) == (
+            "grep",
+            '{"pattern": "TODO"}',
+            "3 matches",
+        )
+
+    def test_str_subclasses_compare_by_value(self):
+        class Text(str):
+            pass
+
+        op = {"gen_ai.operation.name": Text("execute_tool")}
+        assert conventions.classify("x", op) == SpanRole.TOOL
+        assert conventions.classify(Text("running tool"), {}) == SpanRole.TOOL
+        assert conventions.tool_name(Text("execute_tool grep"), {}) == "grep"
+
+    def test_an_operation_of_another_type_is_no_role(self):
+        for odd in ((1, 2), {"k": "v"}, 3.5, True, b"chat"):
+            assert conventions.classify("span", {"gen_ai.operation.name": odd}) == SpanRole.OTHER
+
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            (12, 12),
+            (12.9, 12),
+            (float("inf"), 0),
+            (True, 7),  # a bool is no count: the next key's is taken
+            (float("nan"), 7),
+            ("12", 7),
+        ],
+    )
+    def test_token_counts_of_every_type(self, value, expected):
+        attrs = {"gen_ai.usage.input_tokens": value, "gen_ai.usage.prompt_tokens": 7}
+        assert conventions.model_turn_from(attrs).input_tokens == expected
+
+    def test_an_int_subclass_count_becomes_an_int(self):
+        class Count(int):
+            pass
+
+        tokens = conventions.model_turn_from({"llm.token_count.prompt": Count(5)}).input_tokens
+        assert tokens == 5 and type(tokens) is int
+
+    def test_a_failed_turn_says_what_failed_as_python_formats_it(self):
+        turn = conventions.model_turn_from(
+            {"error.type": 429}, status_error=True, status_message="rate limited"
+        )
+        assert turn.error and turn.error_text == "429: rate limited"
+        turn = conventions.model_turn_from({}, status_error=True)
+        assert turn.error_text == "None: "
+
+    def test_text_that_is_not_json_is_the_text(self):
+        raw = "[not json"
+        assert conventions.model_turn_from({"gen_ai.output.messages": raw}).text == raw
+        surrogate = "[\ud800"
+        assert conventions.model_turn_from({"gen_ai.output.messages": surrogate}).text == surrogate
+
+    def test_text_nested_deeper_than_the_core_reads_is_read_by_python(self):
+        deep = "[" * 200 + "]" * 200  # valid JSON, no message: no text, as Python answers
+        assert conventions.model_turn_from({"gen_ai.output.messages": deep}).text is None
+
+    def test_a_session_id_of_traceloop_may_be_an_int(self):
+        attrs = {"traceloop.association.properties.thread_id": 42}
+        assert conventions.session_hint(attrs) == "42"
+
+    def test_times_are_seconds_and_zero_is_unknown(self):
+        call = conventions.tool_call_from("x", GENAI_TOOL, start_ns=1_500_000_000, end_ns=0)
+        assert (call.start_s, call.end_s) == (1.5, None)

@@ -77,3 +77,12 @@ def test_plain_spans_under_a_session_root_share_one_scope_that_is_not_a_root():
     assert scope(SpanRole.OTHER, parent=first) is first  # deeper plain spans: the same object
     tool = scope(SpanRole.TOOL, parent=root)
     assert tool is not first and tool.delegating and not first.delegating
+
+
+def test_a_scope_says_what_it_holds_and_its_session_can_be_named_later():
+    root = scope(SpanRole.AGENT, attrs=AGENT_ATTRS)
+    root.session = "trace-1"  # the caller keys a root agent span without a session id
+    assert root.session == "trace-1" and "trace-1" in repr(root)
+    child = scope(SpanRole.OTHER, parent=root)
+    assert child is root.for_descendants() and child.session == "trace-1"
+    assert SpanScope("s", None, False, False, False).outer is None

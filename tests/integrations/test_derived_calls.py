@@ -222,3 +222,55 @@ def test_a_side_call_between_two_turns_leaves_the_calls_pending() -> None:
     history = [USER, ask(("c1", "grep", {}))]
     (call,) = derived.model_span("s", genai([*history, answer(("c1", "hit"))], []))
     assert call.result == "hit"
+
+
+def test_arguments_reach_the_detector_as_json_gives_them() -> None:
+    """Objects keep their order and a repeated key its last value, as orjson gives them."""
+    derived = DerivedCalls()
+    output = '[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "edit", "arguments": {"z": 1, "a": [1, 2.5, null], "z": 3}}]}]'
+    derived.model_span("s", {"gen_ai.output.messages": output})
+    history = json.loads(output)
+    second = genai([USER, *history, answer(("c1", {"ok": True, "big": 2**70}))], [])
+    (call,) = derived.model_span("s", second)
+    assert call.arguments == {"z": 3, "a": [1, 2.5, None]}
+    assert list(call.arguments) == ["z", "a"]
+    assert call.result == {"ok": True, "big": 2**70}
+
+
+def test_an_error_field_marks_a_failed_result_unless_it_is_empty() -> None:
+    derived = DerivedCalls()
+    failed = []
+    for error in (None, False, 0, 0.0, "boom", 1, [], True):
+        derived.model_span("s", genai([USER], [ask(("c1", "grep", {}))]))
+        part = {"type": "tool_call_response", "id": "c1", "response": "r", "error": error}
+        (call,) = derived.model_span(
+            "s", genai([USER, ask(("c1", "grep", {})), {"role": "tool", "parts": [part]}], [])
+        )
+        failed.append(call.error)
+    assert failed == [False, False, False, False, True, True, True, True]
+
+
+def test_messages_nested_past_the_readers_depth_ask_for_nothing() -> None:
+    deep = {"x": 1}
+    for _ in range(200):
+        deep = {"x": deep}
+    output = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "name": "grep", "arguments": deep}]}
+    ]
+    assert requested_calls({"gen_ai.output.messages": json.dumps(output)}) == []
+    shallow = [
+        {"role": "assistant", "parts": [{"type": "tool_call", "name": "grep", "arguments": {}}]}
+    ]
+    assert len(requested_calls({"gen_ai.output.messages": json.dumps(shallow)})) == 1
+
+
+def test_the_missing_content_notes_are_one_dict_the_report_can_add_to() -> None:
+    derived = DerivedCalls()
+    bare = {"gen_ai.operation.name": "chat"}
+    for _ in range(3):
+        derived.model_span("s", bare)
+    notes = derived.notes
+    assert list(notes.values()) == [1] and derived.notes is notes
+    notes["another hint"] = 2  # the parallel replay merges its workers' notes into it
+    assert derived.notes["another hint"] == 2
+    assert derived.session_keys() == ["s"]

@@ -19,9 +19,9 @@ use crate::slotted::Slotted;
 use crate::span_scope::{Role, SpanScope};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
-use pyo3::Borrowed;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
+use pyo3::Borrowed;
 
 /// `ToolCall`'s fields, in the order they are filled.
 const TOOL_CALL_FIELDS: [&str; 9] = [
@@ -275,7 +275,10 @@ fn substring<'py>(
     // SAFETY: `text` is a live `str` (GIL held); PyUnicode_Substring answers a new reference
     // or null with an error set, which `from_owned_ptr_or_err` takes over.
     unsafe {
-        Bound::from_owned_ptr_or_err(text.py(), ffi::PyUnicode_Substring(text.as_ptr(), start, end))
+        Bound::from_owned_ptr_or_err(
+            text.py(),
+            ffi::PyUnicode_Substring(text.as_ptr(), start, end),
+        )
     }
 }
 
@@ -976,7 +979,9 @@ impl Conventions {
             char_len(text) > MAX_SESSION_ID_LENGTH
         };
         if long {
-            return Ok(Some(self.helpers.bounded_id.bind(value.py()).call1((value,))?));
+            return Ok(Some(
+                self.helpers.bounded_id.bind(value.py()).call1((value,))?,
+            ));
         }
         Ok(Some(value))
     }

@@ -235,7 +235,11 @@ impl Messages {
             };
             out.append(self.returned.make(
                 py,
-                &[&id, result.content.bind(py), PyBool::new(py, result.error).as_any()],
+                &[
+                    &id,
+                    result.content.bind(py),
+                    PyBool::new(py, result.error).as_any(),
+                ],
             )?)?;
         }
         Ok(out)
@@ -262,10 +266,14 @@ impl Messages {
         {
             return Ok(Shape::GenAi);
         }
-        if self.contains(attributes, &self.oi_first[0])? || self.contains(attributes, &self.oi_first[1])? {
+        if self.contains(attributes, &self.oi_first[0])?
+            || self.contains(attributes, &self.oi_first[1])?
+        {
             return Ok(Shape::OpenInference);
         }
-        if self.contains(attributes, &self.tl_first[0])? || self.contains(attributes, &self.tl_first[1])? {
+        if self.contains(attributes, &self.tl_first[0])?
+            || self.contains(attributes, &self.tl_first[1])?
+        {
             return Ok(Shape::Traceloop);
         }
         // the first messages may have been dropped (the SDK's attribute limit)
@@ -285,7 +293,11 @@ impl Messages {
         Ok(Shape::Events)
     }
 
-    fn content(&self, attributes: &Bound<'_, PyAny>, events: &[Bound<'_, PyAny>]) -> PyResult<bool> {
+    fn content(
+        &self,
+        attributes: &Bound<'_, PyAny>,
+        events: &[Bound<'_, PyAny>],
+    ) -> PyResult<bool> {
         if self.shape(attributes)? != Shape::Events {
             return Ok(true);
         }
@@ -336,7 +348,11 @@ impl Messages {
     }
 
     /// `requested_calls`, as the stage keeps them; a reading error asks for nothing.
-    fn requested(&self, attributes: &Bound<'_, PyAny>, events: &[Bound<'_, PyAny>]) -> Vec<Requested> {
+    fn requested(
+        &self,
+        attributes: &Bound<'_, PyAny>,
+        events: &[Bound<'_, PyAny>],
+    ) -> Vec<Requested> {
         self.try_requested(attributes, events).unwrap_or_default()
     }
 
@@ -356,7 +372,9 @@ impl Messages {
             }
             Shape::OpenInference => self.readers[0].bind(py).call1((attributes,))?,
             Shape::Traceloop => self.readers[1].bind(py).call1((attributes,))?,
-            Shape::Events => self.readers[2].bind(py).call1((PyList::new(py, events)?,))?,
+            Shape::Events => self.readers[2]
+                .bind(py)
+                .call1((PyList::new(py, events)?,))?,
         };
         let mut calls = Vec::new();
         for call in reader.try_iter()? {
@@ -377,7 +395,11 @@ impl Messages {
     }
 
     /// `returned_results`, as the stage keeps them; a reading error answers nothing.
-    fn returned(&self, attributes: &Bound<'_, PyAny>, events: &[Bound<'_, PyAny>]) -> Vec<Returned> {
+    fn returned(
+        &self,
+        attributes: &Bound<'_, PyAny>,
+        events: &[Bound<'_, PyAny>],
+    ) -> Vec<Returned> {
         self.try_returned(attributes, events).unwrap_or_default()
     }
 
@@ -397,7 +419,9 @@ impl Messages {
             }
             Shape::OpenInference => self.readers[3].bind(py).call1((attributes,))?,
             Shape::Traceloop => self.readers[4].bind(py).call1((attributes,))?,
-            Shape::Events => self.readers[5].bind(py).call1((PyList::new(py, events)?,))?,
+            Shape::Events => self.readers[5]
+                .bind(py)
+                .call1((PyList::new(py, events)?,))?,
         };
         let mut results = Vec::new();
         for result in reader.try_iter()? {
@@ -457,7 +481,11 @@ fn genai_calls(py: Python<'_>, messages: &Value<'_>, calls: &mut Vec<Requested>)
 /// `{"role": "tool", "parts": [{"type": "tool_call_response", "id", "response"}]}` messages
 /// after the last assistant message: the results, at most [`MAX_CALLS`]. `is_error: true`,
 /// or an `error` that is neither null, false nor zero, marks a failed call.
-fn genai_results(py: Python<'_>, messages: &Value<'_>, results: &mut Vec<Returned>) -> PyResult<()> {
+fn genai_results(
+    py: Python<'_>,
+    messages: &Value<'_>,
+    results: &mut Vec<Returned>,
+) -> PyResult<()> {
     let Value::Array(messages) = messages else {
         return Ok(());
     };
@@ -535,7 +563,12 @@ impl Table {
 
 /// Derives tool calls from a session's model spans and drops those real tool spans cover
 /// (`otel_cycleguard.derive.DerivedCalls`, which subclasses it).
-#[pyclass(module = "otel_cycleguard._core", name = "DerivedCalls", frozen, subclass)]
+#[pyclass(
+    module = "otel_cycleguard._core",
+    name = "DerivedCalls",
+    frozen,
+    subclass
+)]
 pub struct DerivedCalls {
     table: Mutex<Table>,
     messages: Py<Messages>,
@@ -602,7 +635,13 @@ impl DerivedCalls {
 
     /// The sessions kept, least recently used first.
     fn session_keys(&self) -> PyResult<Vec<String>> {
-        Ok(self.lock()?.sessions.iter().rev().map(|(k, _)| k.clone()).collect())
+        Ok(self
+            .lock()?
+            .sessions
+            .iter()
+            .rev()
+            .map(|(k, _)| k.clone())
+            .collect())
     }
 
     /// A real tool span of `session` ended: it covers one pending derived call.
@@ -637,7 +676,10 @@ impl DerivedCalls {
     fn pending(&self, session: &Bound<'_, PyString>) -> PyResult<bool> {
         let key = text_key(session.as_any())?;
         let mut table = self.lock()?;
-        Ok(table.sessions.get(&key).is_some_and(|s| !s.pending.is_empty()))
+        Ok(table
+            .sessions
+            .get(&key)
+            .is_some_and(|s| !s.pending.is_empty()))
     }
 
     /// The derived calls to observe before this model turn (may be empty). `events`: the
@@ -825,7 +867,10 @@ fn covered(
     canonical: impl Fn(&Requested) -> PyResult<Vec<u8>>,
 ) -> PyResult<bool> {
     if let Some(id) = &request.id {
-        if let Some(at) = real.iter().position(|(call_id, _, _)| call_id.as_ref() == Some(id)) {
+        if let Some(at) = real
+            .iter()
+            .position(|(call_id, _, _)| call_id.as_ref() == Some(id))
+        {
             real.remove(at);
             return Ok(true);
         }

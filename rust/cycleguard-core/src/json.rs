@@ -613,6 +613,25 @@ mod tests {
     #[test]
     fn the_last_duplicate_key_wins() {
         assert_eq!(canon(r#"{"a":1,"b":2,"a":3}"#), r#"{"a":3,"b":2}"#);
+        assert_eq!(
+            canon(r#"{"b":1,"a":2,"b":3,"a":4,"b":5}"#),
+            r#"{"a":4,"b":5}"#
+        );
+    }
+
+    #[test]
+    fn ordered_parsing_keeps_document_order_and_reads_the_last_repeat() {
+        let value = parse_ordered(r#"{"z":1,"a":{"y":2,"b":3},"z":4}"#).unwrap();
+        let Value::Object(entries) = &value else {
+            panic!("an object")
+        };
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_ref()).collect();
+        assert_eq!(keys, ["z", "a", "z"]);
+        assert_eq!(value.get_last("z"), Some(&Value::Int(4)));
+        assert_eq!(value.get_last("missing"), None);
+        assert_eq!(parse_ordered("[1,"), Err(ParseError::Invalid));
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert_eq!(parse_ordered(&deep), Err(ParseError::Unsure));
     }
 
     #[test]

@@ -451,19 +451,22 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
         };
         let events = self.events(fields.events.as_ref())?;
         let (status_error, status_message) = self.status(fields.status.as_ref())?;
-        let span = self.classes.span.make(self.py, &[
-            trace_id.as_any(),
-            span_id.as_any(),
-            name.as_any(),
-            &parent,
-            start.as_any(),
-            end.as_any(),
-            attributes.as_any(),
-            events.as_any(),
-            status_error.as_any(),
-            &status_message,
-            resource.as_any(),
-        ])?;
+        let span = self.classes.span.make(
+            self.py,
+            &[
+                trace_id.as_any(),
+                span_id.as_any(),
+                name.as_any(),
+                &parent,
+                start.as_any(),
+                end.as_any(),
+                attributes.as_any(),
+                events.as_any(),
+                status_error.as_any(),
+                &status_message,
+                resource.as_any(),
+            ],
+        )?;
         Ok(span)
     }
 
@@ -560,11 +563,10 @@ impl<'a, 'py> Decoder<'_, 'a, 'py> {
             };
             let attributes = self.attributes(event.get("attributes"), 0)?;
             let time = integer(event.get("timeUnixNano"))?.into_pyobject(py)?;
-            out.push(self.classes.event.make(self.py, &[
-                name.as_any(),
-                attributes.as_any(),
-                time.as_any(),
-            ])?);
+            out.push(self.classes.event.make(
+                self.py,
+                &[name.as_any(), attributes.as_any(), time.as_any()],
+            )?);
         }
         Ok(PyTuple::new(py, out)?)
     }

@@ -343,19 +343,22 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
             PyString::new(py, message).into_any()
         };
         let name = self.strings.get(py, name);
-        let span = self.classes.span.make(self.py, &[
-            trace.as_any(),
-            PyString::new(py, &hex_string(span_id)).as_any(),
-            name.as_any(),
-            &parent,
-            start.into_pyobject(py)?.as_any(),
-            end.into_pyobject(py)?.as_any(),
-            attributes.as_any(),
-            events.as_any(),
-            PyBool::new(py, error).as_any(),
-            &message,
-            resource.as_any(),
-        ])?;
+        let span = self.classes.span.make(
+            self.py,
+            &[
+                trace.as_any(),
+                PyString::new(py, &hex_string(span_id)).as_any(),
+                name.as_any(),
+                &parent,
+                start.into_pyobject(py)?.as_any(),
+                end.into_pyobject(py)?.as_any(),
+                attributes.as_any(),
+                events.as_any(),
+                PyBool::new(py, error).as_any(),
+                &message,
+                resource.as_any(),
+            ],
+        )?;
         self.out.spans.append(span)?;
         Ok(())
     }
@@ -401,10 +404,10 @@ impl<'b, 'py> Decoder<'_, 'b, 'py> {
         }
         let name = self.strings.get(py, name);
         let time = time.into_pyobject(py)?;
-        Ok(self
-            .classes
-            .event
-            .make(self.py, &[name.as_any(), attributes.as_any(), time.as_any()])?)
+        Ok(self.classes.event.make(
+            self.py,
+            &[name.as_any(), attributes.as_any(), time.as_any()],
+        )?)
     }
 
     /// One attribute into `out`, as `_attributes` does: a value the Python path reads as None

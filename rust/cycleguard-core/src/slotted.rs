@@ -91,8 +91,9 @@ impl Slotted {
         // (the class is no abstract class: a dataclass); the GIL is held. The answer is a
         // new reference to an instance with empty slots, or null with an exception set,
         // which `from_owned_ptr_or_err` takes over.
-        let obj =
-            unsafe { Bound::from_owned_ptr_or_err(py, (self.alloc)(self.class.bind(py).as_type_ptr(), 0)) }?;
+        let obj = unsafe {
+            Bound::from_owned_ptr_or_err(py, (self.alloc)(self.class.bind(py).as_type_ptr(), 0))
+        }?;
         for ((descriptor, set), value) in self.fields.iter().zip(values) {
             // SAFETY: `set` is the member descriptor type's tp_descr_set, called with that
             // descriptor, a live instance (it checks the instance's type itself) and a live

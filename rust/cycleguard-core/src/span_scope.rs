@@ -73,11 +73,7 @@ impl SpanScope {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         let show = |v: &Option<Py<PyAny>>| match v {
-            Some(v) => v
-                .bind(py)
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_default(),
+            Some(v) => v.bind(py).repr().map(|r| r.to_string()).unwrap_or_default(),
             None => "None".to_owned(),
         };
         format!(
@@ -198,9 +194,8 @@ pub fn child_scope<'py>(
         } else {
             parent_session.map(|s| s.clone_ref(py))
         };
-        let session_root = session.is_none()
-            || parent.is_none()
-            || !same(py, parent_session, session.as_ref())?;
+        let session_root =
+            session.is_none() || parent.is_none() || !same(py, parent_session, session.as_ref())?;
         return Ok(Some(Py::new(
             py,
             SpanScope {
@@ -236,7 +231,8 @@ pub fn child_scope<'py>(
         }
         None => (None, None, false, false, false, None),
     };
-    let repeats_outer = outer.is_some() && hint.is_some() && same(py, hint.as_ref(), outer.as_ref())?;
+    let repeats_outer =
+        outer.is_some() && hint.is_some() && same(py, hint.as_ref(), outer.as_ref())?;
     if hint.is_none() || repeats_outer {
         if let Some(parent) = parent {
             if role != Role::Tool {
@@ -263,7 +259,13 @@ pub fn child_scope<'py>(
 }
 
 /// `SpanData`'s fields the replay reads, in `SPAN_FIELDS` order.
-const SPAN_FIELDS: [&str; 5] = ["span_id", "parent_span_id", "name", "attributes", "start_ns"];
+const SPAN_FIELDS: [&str; 5] = [
+    "span_id",
+    "parent_span_id",
+    "name",
+    "attributes",
+    "start_ns",
+];
 const SPAN_ID: usize = 0;
 const PARENT: usize = 1;
 const NAME: usize = 2;
@@ -405,7 +407,11 @@ impl Scopes {
         for span in spans.iter() {
             let span_id = self.spans.get(&span, SPAN_ID)?;
             let parent = self.spans.get(&span, PARENT)?;
-            let parent = if parent.is_truthy()? { Some(parent) } else { None };
+            let parent = if parent.is_truthy()? {
+                Some(parent)
+            } else {
+                None
+            };
             let attributes = self.spans.get(&span, ATTRIBUTES)?;
             items.push(Item {
                 span,
@@ -435,8 +441,13 @@ impl Scopes {
                 Some(hint) => Ok(hint),
                 None => conventions.session_hint_of(attributes),
             };
-            let scope =
-                self.make_scope(conventions, info.as_ref(), attributes, hint, trace_id.as_any())?;
+            let scope = self.make_scope(
+                conventions,
+                info.as_ref(),
+                attributes,
+                hint,
+                trace_id.as_any(),
+            )?;
             let role = conventions.role_name(role).bind(py).clone().into_any();
             out.append(PyTuple::new(py, [role, items[index].span.clone(), scope])?)?;
         }
@@ -510,7 +521,14 @@ impl Scopes {
         };
         if direct {
             let parent_info = parent.and_then(|home| trace.info(home));
-            return self.settle(conventions, trace, index, parent_info.as_ref(), trace_id, delegating);
+            return self.settle(
+                conventions,
+                trace,
+                index,
+                parent_info.as_ref(),
+                trace_id,
+                delegating,
+            );
         }
         let mut chain: Vec<usize> = Vec::new();
         let limit = trace.items.len() + 1;
@@ -525,7 +543,14 @@ impl Scopes {
         let mut parent_info = current.and_then(|at| trace.info(at));
         for &at in chain.iter().rev() {
             if trace.of(at).is_none() {
-                self.settle(conventions, trace, at, parent_info.as_ref(), trace_id, delegating)?;
+                self.settle(
+                    conventions,
+                    trace,
+                    at,
+                    parent_info.as_ref(),
+                    trace_id,
+                    delegating,
+                )?;
             } // else a parent-link cycle: resolved already
             parent_info = trace.info(at);
         }
