@@ -14,7 +14,7 @@
 //! that shape. The rules, key by key, are documented there and in docs/detection.md.
 
 use crate::canon::exact_str;
-use crate::json::{self, Value};
+use crate::json;
 use crate::slotted::Slotted;
 use crate::span_scope::{Role, SpanScope};
 use pyo3::exceptions::PyValueError;
@@ -290,12 +290,22 @@ fn char_len(text: &Bound<'_, PyString>) -> isize {
 /// Seconds from a span's nanoseconds, `ns / 1e9 if ns else None`.
 #[inline]
 pub(crate) fn seconds<'py>(py: Python<'py>, ns: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    if !ns.is_truthy()? {
-        return Ok(py.None().into_bound(py));
-    }
-    // `int / float` converts the int to a double (correctly rounded) and divides; extracting
-    // an f64 converts the same way.
-    let value: f64 = ns.extract()?;
+    // `int / float` converts the int to a double, correctly rounded (ties to even), and
+    // divides. An exact int within 64 bits converts here the same way (`as f64` rounds to
+    // nearest, ties to even), without CPython's general path for large ints; anything else
+    // converts as Python converts it.
+    let value = if ns.is_exact_instance_of::<PyInt>() {
+        match ns.extract::<i64>() {
+            Ok(0) => return Ok(py.None().into_bound(py)),
+            Ok(v) => v as f64,
+            Err(_) => ns.extract::<f64>()?,
+        }
+    } else {
+        if !ns.is_truthy()? {
+            return Ok(py.None().into_bound(py));
+        }
+        ns.extract::<f64>()?
+    };
     Ok(PyFloat::new(py, value / 1e9).into_any())
 }
 
@@ -912,20 +922,16 @@ impl Conventions {
         let Ok(text) = exact_str(raw) else {
             return self.text_of_messages_py(raw);
         };
-        let messages = match json::parse(text) {
-            Ok(value) => value,
+        let texts = match crate::assistant_text::texts(text) {
+            Ok(texts) => texts,
             Err(json::ParseError::Invalid) => return Ok(Some(raw.clone())),
             Err(json::ParseError::Unsure) => return self.text_of_messages_py(raw),
         };
-        let mut texts: Vec<&str> = Vec::new();
-        match &messages {
-            Value::Array(items) => items.iter().for_each(|m| message_texts(m, &mut texts)),
-            single => message_texts(single, &mut texts),
+        match texts.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(PyString::new(py, one).into_any())),
+            many => Ok(Some(PyString::new(py, &many.join("\n")).into_any())),
         }
-        if texts.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(PyString::new(py, &texts.join("\n")).into_any()))
     }
 
     fn text_of_messages_py<'py>(
@@ -984,27 +990,6 @@ impl Conventions {
             ));
         }
         Ok(Some(value))
-    }
-}
-
-/// The texts of one message (`{role, parts, content}`): its text, thinking and reasoning
-/// parts' `content`, then its own `content`, where they are strings.
-fn message_texts<'v>(message: &'v Value<'_>, texts: &mut Vec<&'v str>) {
-    if !matches!(message, Value::Object(_)) {
-        return;
-    }
-    if let Some(Value::Array(parts)) = message.get("parts") {
-        for part in parts {
-            let kind = part.get("type").and_then(Value::as_str);
-            if matches!(kind, Some("text" | "thinking" | "reasoning")) {
-                if let Some(content) = part.get("content").and_then(Value::as_str) {
-                    texts.push(content);
-                }
-            }
-        }
-    }
-    if let Some(content) = message.get("content").and_then(Value::as_str) {
-        texts.push(content);
     }
 }
 

@@ -6,6 +6,7 @@
 //! answers what the Python code answers for an input it cannot handle.
 
 pub mod args;
+pub mod assistant_text;
 pub mod canon;
 pub mod categories;
 pub mod conventions;

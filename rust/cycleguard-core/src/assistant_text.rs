@@ -1,0 +1,278 @@
+//! The assistant text of an OTel GenAI message list (`gen_ai.output.messages`: a JSON list
+//! of `{"role", "parts": [{"type", "content"}], "content"}`), read in one pass.
+//!
+//! Every model span's turn text comes from here, so the list is walked with the strict
+//! parser's own steps ([`Parser`]) instead of being built into a tree, sorted and dropped:
+//! the containers on the way to the texts are read in place, any other value is parsed
+//! (and so checked) as [`json::parse`] parses it, and the same depth limit applies. The
+//! answer is the one `conventions._text_of_messages` gives on orjson's parse: per message,
+//! the `content` of its parts of type `text`, `thinking` or `reasoning`, then its own
+//! `content`, where they are strings; a key given twice counts by its last value, as in a
+//! dict; a single object is one message.
+
+use crate::json::{self, ParseError, Parser};
+use std::borrow::Cow;
+
+/// The texts, in order (empty: none), or why the text could not be read.
+pub fn texts(text: &str) -> Result<Vec<Cow<'_, str>>, ParseError> {
+    let mut p = Parser::new(text);
+    let mut out = Vec::new();
+    p.ws();
+    match p.peek() {
+        b'[' => {
+            // `parse` reads the list as a value at depth 0: an array at depth 1
+            p.eat(b'[');
+            p.ws();
+            if !p.eat(b']') {
+                loop {
+                    p.ws();
+                    if p.peek() == b'{' {
+                        message(&mut p, 2, &mut out)?;
+                    } else {
+                        p.value(1)?;
+                    }
+                    p.ws();
+                    if p.eat(b',') {
+                        continue;
+                    }
+                    if p.eat(b']') {
+                        break;
+                    }
+                    return Err(ParseError::Invalid);
+                }
+            }
+        }
+        b'{' => message(&mut p, 1, &mut out)?,
+        _ => {
+            p.value(0)?;
+        }
+    }
+    p.ws();
+    if !p.at_end() {
+        return Err(ParseError::Invalid);
+    }
+    Ok(out)
+}
+
+/// Walk an object at `depth` (its values are read at that depth), key by key: `each` reads
+/// the value of a key it wants (the parser at the value) and answers whether it did; any
+/// other value is parsed and dropped.
+fn object<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+    mut each: impl FnMut(&mut Parser<'a>, &str) -> Result<bool, ParseError>,
+) -> Result<(), ParseError> {
+    if depth > json::MAX_DEPTH {
+        return Err(ParseError::Unsure);
+    }
+    p.eat(b'{');
+    p.ws();
+    if p.eat(b'}') {
+        return Ok(());
+    }
+    loop {
+        p.ws();
+        if p.peek() != b'"' {
+            return Err(ParseError::Invalid);
+        }
+        let key = p.string()?;
+        p.ws();
+        if !p.eat(b':') {
+            return Err(ParseError::Invalid);
+        }
+        p.ws();
+        if !each(p, &key)? {
+            p.value(depth)?;
+        }
+        p.ws();
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b'}') {
+            return Ok(());
+        }
+        return Err(ParseError::Invalid);
+    }
+}
+
+/// A string value, or None for any other value (parsed and dropped).
+fn string_or_skip<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+) -> Result<Option<Cow<'a, str>>, ParseError> {
+    if p.peek() == b'"' {
+        return p.string().map(Some);
+    }
+    p.value(depth)?;
+    Ok(None)
+}
+
+/// One message object at `depth`: its part texts, then its own `content`.
+fn message<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+    out: &mut Vec<Cow<'a, str>>,
+) -> Result<(), ParseError> {
+    let mut parts: Vec<Cow<'a, str>> = Vec::new();
+    let mut content: Option<Cow<'a, str>> = None;
+    object(p, depth, |p, key| match key {
+        "parts" => {
+            parts.clear(); // the last `parts` is the message's
+            if p.peek() == b'[' {
+                part_list(p, depth + 1, &mut parts)?;
+            } else {
+                p.value(depth)?;
+            }
+            Ok(true)
+        }
+        "content" => {
+            content = string_or_skip(p, depth)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    })?;
+    out.append(&mut parts);
+    out.extend(content);
+    Ok(())
+}
+
+/// A list of parts at `depth`: the contents of its text, thinking and reasoning parts.
+fn part_list<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+    out: &mut Vec<Cow<'a, str>>,
+) -> Result<(), ParseError> {
+    if depth > json::MAX_DEPTH {
+        return Err(ParseError::Unsure);
+    }
+    p.eat(b'[');
+    p.ws();
+    if p.eat(b']') {
+        return Ok(());
+    }
+    loop {
+        p.ws();
+        if p.peek() == b'{' {
+            let mut kind: Option<Cow<'a, str>> = None;
+            let mut content: Option<Cow<'a, str>> = None;
+            object(p, depth + 1, |p, key| match key {
+                "type" => {
+                    kind = string_or_skip(p, depth + 1)?;
+                    Ok(true)
+                }
+                "content" => {
+                    content = string_or_skip(p, depth + 1)?;
+                    Ok(true)
+                }
+                _ => Ok(false),
+            })?;
+            if matches!(kind.as_deref(), Some("text" | "thinking" | "reasoning")) {
+                out.extend(content);
+            }
+        } else {
+            p.value(depth)?;
+        }
+        p.ws();
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b']') {
+            return Ok(());
+        }
+        return Err(ParseError::Invalid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::Value;
+
+    /// The same answer from the built tree (the oracle).
+    fn from_tree(text: &str) -> Result<Vec<String>, ParseError> {
+        fn one(message: &Value<'_>, out: &mut Vec<String>) {
+            if !matches!(message, Value::Object(_)) {
+                return;
+            }
+            if let Some(Value::Array(parts)) = message.get("parts") {
+                for part in parts {
+                    let kind = part.get("type").and_then(Value::as_str);
+                    if matches!(kind, Some("text" | "thinking" | "reasoning")) {
+                        if let Some(content) = part.get("content").and_then(Value::as_str) {
+                            out.push(content.to_owned());
+                        }
+                    }
+                }
+            }
+            if let Some(content) = message.get("content").and_then(Value::as_str) {
+                out.push(content.to_owned());
+            }
+        }
+        let value = json::parse(text)?;
+        let mut out = Vec::new();
+        match &value {
+            Value::Array(items) => items.iter().for_each(|m| one(m, &mut out)),
+            single => one(single, &mut out),
+        }
+        Ok(out)
+    }
+
+    fn streamed(text: &str) -> Result<Vec<String>, ParseError> {
+        texts(text).map(|t| t.into_iter().map(Cow::into_owned).collect())
+    }
+
+    #[test]
+    fn reads_the_texts_a_message_list_holds() {
+        let list = r#"[{"role":"assistant","parts":[{"type":"text","content":"a"},{"type":"tool_call","content":"x"},{"content":"b","type":"reasoning"}],"content":"c"},{"parts":[{"type":"thinking","content":"d\n"}]}]"#;
+        assert_eq!(streamed(list).unwrap(), ["a", "b", "c", "d\n"]);
+        assert_eq!(streamed(r#"{"content":"one"}"#).unwrap(), ["one"]);
+        assert!(streamed(r#""just a string""#).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_repeated_key_counts_by_its_last_value() {
+        let list = r#"[{"content":"a","parts":[{"type":"text","content":"p"}],"content":5,"parts":[{"type":"text","content":"q","type":"x"},{"type":"text","content":1,"content":"r"}]}]"#;
+        assert_eq!(streamed(list), from_tree(list));
+        assert_eq!(streamed(list).unwrap(), ["r"]);
+    }
+
+    #[test]
+    fn agrees_with_the_tree_on_every_prefix_and_mutation() {
+        let seeds = [
+            r#"[{"role":"assistant","parts":[{"type":"text","content":"Let me retry."}]}]"#,
+            r#"[{"parts":[{"type":"text","content":"a\u00e9\"b"},[1,2,{"x":null}],3.5e2],"content":"c"},true,null,"s",[{"content":"x"}]]"#,
+            r#"  {"parts": [ {"type" : "thinking" , "content":"t"} ] , "content" : "u" }  "#,
+        ];
+        let mut cases: Vec<String> = Vec::new();
+        for seed in seeds {
+            for end in 0..=seed.len() {
+                if seed.is_char_boundary(end) {
+                    cases.push(seed[..end].to_owned());
+                }
+            }
+            for (at, _) in seed.char_indices() {
+                for insert in [",", "]", "}", "\"", " ", "x", "{", "["] {
+                    let mut mutated = seed.to_owned();
+                    mutated.insert_str(at, insert);
+                    cases.push(mutated);
+                }
+                let mut removed = seed.to_owned();
+                removed.remove(at);
+                cases.push(removed);
+            }
+        }
+        for case in &cases {
+            assert_eq!(streamed(case), from_tree(case), "{case}");
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_parsers_depth_is_unsure_as_in_the_tree() {
+        let deep = format!(
+            r#"[{{"parts":[{{"type":"text","content":"a","x":{}}}]}}]"#,
+            "[".repeat(json::MAX_DEPTH) + &"]".repeat(json::MAX_DEPTH)
+        );
+        assert_eq!(streamed(&deep), from_tree(&deep));
+        assert_eq!(streamed(&deep), Err(ParseError::Unsure));
+    }
+}
