@@ -44,6 +44,11 @@ const INDEXED_PREFIXES: [&str; 4] = [
     "gen_ai.prompt.",
     "gen_ai.completion.",
 ];
+/// `Messages.readers`' indices of the Python readers of calls and of results, by shape
+/// (OpenInference, OpenLLMetry, events).
+const CALL_READERS: [usize; 3] = [0, 1, 2];
+const RESULT_READERS: [usize; 3] = [3, 4, 5];
+
 /// The attribute keys a real tool span names its call id by.
 const CALL_ID_KEYS: [&str; 4] = [
     "gen_ai.tool.call.id",
@@ -347,6 +352,25 @@ impl Messages {
         }
     }
 
+    /// The answer of `model_messages`' reader of `shape` (`readers`: the indices of the
+    /// OpenInference, OpenLLMetry and events readers of calls or of results).
+    fn python_reader<'py>(
+        &self,
+        shape: Shape,
+        readers: [usize; 3],
+        attributes: &Bound<'py, PyAny>,
+        events: &[Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = attributes.py();
+        match shape {
+            Shape::OpenInference => self.readers[readers[0]].bind(py).call1((attributes,)),
+            Shape::Traceloop => self.readers[readers[1]].bind(py).call1((attributes,)),
+            Shape::Events | Shape::GenAi => self.readers[readers[2]]
+                .bind(py)
+                .call1((PyList::new(py, events)?,)),
+        }
+    }
+
     /// `requested_calls`, as the stage keeps them; a reading error asks for nothing.
     fn requested(
         &self,
@@ -362,20 +386,15 @@ impl Messages {
         events: &[Bound<'_, PyAny>],
     ) -> PyResult<Vec<Requested>> {
         let py = attributes.py();
-        let reader = match self.shape(attributes)? {
-            Shape::GenAi => {
-                let mut calls = Vec::new();
-                self.genai_messages(attributes, &self.output_messages, |messages| {
-                    genai_calls(py, messages, &mut calls)
-                })?;
-                return Ok(calls);
-            }
-            Shape::OpenInference => self.readers[0].bind(py).call1((attributes,))?,
-            Shape::Traceloop => self.readers[1].bind(py).call1((attributes,))?,
-            Shape::Events => self.readers[2]
-                .bind(py)
-                .call1((PyList::new(py, events)?,))?,
-        };
+        let shape = self.shape(attributes)?;
+        if shape == Shape::GenAi {
+            let mut calls = Vec::new();
+            self.genai_messages(attributes, &self.output_messages, |messages| {
+                genai_calls(py, messages, &mut calls)
+            })?;
+            return Ok(calls);
+        }
+        let reader = self.python_reader(shape, CALL_READERS, attributes, events)?;
         let mut calls = Vec::new();
         for call in reader.try_iter()? {
             let call = call?;
@@ -409,20 +428,15 @@ impl Messages {
         events: &[Bound<'_, PyAny>],
     ) -> PyResult<Vec<Returned>> {
         let py = attributes.py();
-        let reader = match self.shape(attributes)? {
-            Shape::GenAi => {
-                let mut results = Vec::new();
-                self.genai_messages(attributes, &self.input_messages, |messages| {
-                    genai_results(py, messages, &mut results)
-                })?;
-                return Ok(results);
-            }
-            Shape::OpenInference => self.readers[3].bind(py).call1((attributes,))?,
-            Shape::Traceloop => self.readers[4].bind(py).call1((attributes,))?,
-            Shape::Events => self.readers[5]
-                .bind(py)
-                .call1((PyList::new(py, events)?,))?,
-        };
+        let shape = self.shape(attributes)?;
+        if shape == Shape::GenAi {
+            let mut results = Vec::new();
+            self.genai_messages(attributes, &self.input_messages, |messages| {
+                genai_results(py, messages, &mut results)
+            })?;
+            return Ok(results);
+        }
+        let reader = self.python_reader(shape, RESULT_READERS, attributes, events)?;
         let mut results = Vec::new();
         for result in reader.try_iter()? {
             let result = result?;
