@@ -211,14 +211,9 @@ impl Messages {
         let events = event_list(events)?;
         let out = PyList::empty(py);
         for call in self.requested(attributes, &events) {
-            let id = match &call.id_value {
-                Some(id) => id.bind(py).clone(),
-                None => py.None().into_bound(py),
-            };
-            out.append(self.requested.make(
-                py,
-                &[&id, call.name_value.bind(py), call.arguments.bind(py)],
-            )?)?;
+            let id = or_none(py, &call.id_value);
+            let fields = [&id, call.name_value.bind(py), call.arguments.bind(py)];
+            out.append(self.requested.make(py, &fields)?)?;
         }
         Ok(out)
     }
@@ -234,20 +229,20 @@ impl Messages {
         let events = event_list(events)?;
         let out = PyList::empty(py);
         for result in self.returned(attributes, &events) {
-            let id = match &result.id_value {
-                Some(id) => id.bind(py).clone(),
-                None => py.None().into_bound(py),
-            };
-            out.append(self.returned.make(
-                py,
-                &[
-                    &id,
-                    result.content.bind(py),
-                    PyBool::new(py, result.error).as_any(),
-                ],
-            )?)?;
+            let id = or_none(py, &result.id_value);
+            let error = PyBool::new(py, result.error);
+            let fields = [&id, result.content.bind(py), error.as_any()];
+            out.append(self.returned.make(py, &fields)?)?;
         }
         Ok(out)
+    }
+}
+
+/// An optional value as Python holds it (None for none).
+fn or_none<'py>(py: Python<'py>, value: &Option<Py<PyAny>>) -> Bound<'py, PyAny> {
+    match value {
+        Some(value) => value.bind(py).clone(),
+        None => py.None().into_bound(py),
     }
 }
 
@@ -377,40 +372,28 @@ impl Messages {
         attributes: &Bound<'_, PyAny>,
         events: &[Bound<'_, PyAny>],
     ) -> Vec<Requested> {
-        self.try_requested(attributes, events).unwrap_or_default()
-    }
-
-    fn try_requested(
-        &self,
-        attributes: &Bound<'_, PyAny>,
-        events: &[Bound<'_, PyAny>],
-    ) -> PyResult<Vec<Requested>> {
-        let py = attributes.py();
-        let shape = self.shape(attributes)?;
-        if shape == Shape::GenAi {
-            let mut calls = Vec::new();
-            self.genai_messages(attributes, &self.output_messages, |messages| {
-                genai_calls(py, messages, &mut calls)
-            })?;
-            return Ok(calls);
-        }
-        let reader = self.python_reader(shape, CALL_READERS, attributes, events)?;
-        let mut calls = Vec::new();
-        for call in reader.try_iter()? {
-            let call = call?;
+        let read = |call: Bound<'_, PyAny>| {
             let id = self.requested_fields.get(&call, 0)?;
             let name = self.requested_fields.get(&call, 1)?;
             let arguments = self.requested_fields.get(&call, 2)?;
             let id = if id.is_none() { None } else { Some(id) };
-            calls.push(Requested {
+            Ok(Requested {
                 id: id.as_ref().map(text_key).transpose()?,
                 id_value: id.map(Bound::unbind),
                 name: text_key(&name)?,
                 name_value: name.unbind(),
                 arguments: arguments.unbind(),
-            });
-        }
-        Ok(calls)
+            })
+        };
+        self.read_list(
+            attributes,
+            events,
+            &self.output_messages,
+            genai_calls,
+            CALL_READERS,
+            read,
+        )
+        .unwrap_or_default()
     }
 
     /// `returned_results`, as the stage keeps them; a reading error answers nothing.
@@ -419,39 +402,54 @@ impl Messages {
         attributes: &Bound<'_, PyAny>,
         events: &[Bound<'_, PyAny>],
     ) -> Vec<Returned> {
-        self.try_returned(attributes, events).unwrap_or_default()
-    }
-
-    fn try_returned(
-        &self,
-        attributes: &Bound<'_, PyAny>,
-        events: &[Bound<'_, PyAny>],
-    ) -> PyResult<Vec<Returned>> {
-        let py = attributes.py();
-        let shape = self.shape(attributes)?;
-        if shape == Shape::GenAi {
-            let mut results = Vec::new();
-            self.genai_messages(attributes, &self.input_messages, |messages| {
-                genai_results(py, messages, &mut results)
-            })?;
-            return Ok(results);
-        }
-        let reader = self.python_reader(shape, RESULT_READERS, attributes, events)?;
-        let mut results = Vec::new();
-        for result in reader.try_iter()? {
-            let result = result?;
+        let read = |result: Bound<'_, PyAny>| {
             let id = self.returned_fields.get(&result, 0)?;
             let content = self.returned_fields.get(&result, 1)?;
             let error = self.returned_fields.get(&result, 2)?.is_truthy()?;
             let id = if id.is_none() { None } else { Some(id) };
-            results.push(Returned {
+            Ok(Returned {
                 id: id.as_ref().map(text_key).transpose()?,
                 id_value: id.map(Bound::unbind),
                 content: content.unbind(),
                 error,
-            });
+            })
+        };
+        self.read_list(
+            attributes,
+            events,
+            &self.input_messages,
+            genai_results,
+            RESULT_READERS,
+            read,
+        )
+        .unwrap_or_default()
+    }
+
+    /// Calls or results of the span's shape: the GenAI list at `key` read here by `genai`,
+    /// any other shape by its Python reader (`readers`), each item converted by `read`.
+    fn read_list<'py, T>(
+        &self,
+        attributes: &Bound<'py, PyAny>,
+        events: &[Bound<'py, PyAny>],
+        key: &Py<PyString>,
+        genai: fn(Python<'_>, &Value<'_>, &mut Vec<T>) -> PyResult<()>,
+        readers: [usize; 3],
+        read: impl Fn(Bound<'py, PyAny>) -> PyResult<T>,
+    ) -> PyResult<Vec<T>> {
+        let py = attributes.py();
+        let shape = self.shape(attributes)?;
+        let mut out = Vec::new();
+        if shape == Shape::GenAi {
+            self.genai_messages(attributes, key, |messages| genai(py, messages, &mut out))?;
+            return Ok(out);
         }
-        Ok(results)
+        for item in self
+            .python_reader(shape, readers, attributes, events)?
+            .try_iter()?
+        {
+            out.push(read(item?)?);
+        }
+        Ok(out)
     }
 }
 
@@ -776,10 +774,7 @@ impl DerivedCalls {
             let pairs = pair(&pending, &mut real, &results, canonical)?;
             let conventions = self.conventions.get();
             let none = py.None().into_bound(py);
-            let asked_end = match &asked_end {
-                Some(v) => v.bind(py).clone(),
-                None => none.clone(),
-            };
+            let asked_end = or_none(py, &asked_end);
             let mut made = 0u64;
             let mut covered = 0u64;
             for outcome in pairs {
