@@ -32,7 +32,7 @@ from otel_cycleguard.config import CycleGuardConfig
 from otel_cycleguard.conventions import GENAI_OP, OI_KIND, TL_KIND, SpanRole
 from otel_cycleguard.guard import CycleGuard, Observer
 from otel_cycleguard.pipeline import SpanPipeline, scope_of
-from otel_cycleguard.span_scope import SpanScope, child_scope
+from otel_cycleguard.span_scope import SpanScope
 from otel_cycleguard.spans import SpanRef
 from otel_cycleguard.worker import Worker
 
@@ -47,6 +47,8 @@ logger = logging.getLogger("otel_cycleguard")
 # Only spans carrying one of these keys (or named "running tool") can be tool or model spans, or
 # agent spans whose end ``on_end`` acts on. ``on_end`` tests them as literals (faster).
 _MARKER_KEYS = frozenset((GENAI_OP, OI_KIND, TL_KIND, "llm.request.type"))
+#: ``on_start``'s rule in the core (classify, session hint else baggage, ``child_scope``).
+_open_scope = conventions._READER.open_scope
 _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
 _DROP_WHY = {
     "queue_full": "the detection queue stayed full (detection stuck), the span was not detected",
@@ -208,19 +210,23 @@ class CycleGuardSpanProcessor(SpanProcessor):
                 # Neither an agent, a tool, a model turn nor a named session, and no tracked
                 # ancestor: nothing to pass on (what child_scope would decide, in C-speed tests).
                 return
-            role = conventions.classify(name, attrs)
-            if role == SpanRole.OWN:
-                return
-            hint = conventions.session_hint(attrs)
-            if hint is None and parent_info is None and role != SpanRole.OTHER:
-                hint = self._baggage_session(parent_context)
             try:
                 span_id = span._context[1]  # type: ignore[attr-defined]  # no property calls
             except (AttributeError, TypeError, IndexError):
                 span_id = span.context.span_id
-            info = child_scope(role, name, attrs, parent_info, hint, span_id, self._delegating)
-            if info is None:
+            # classify, the session hint (else baggage), child_scope: one crossing
+            opened = _open_scope(
+                name,
+                attrs,
+                parent_info,
+                span_id,
+                self._delegating,
+                self._baggage_session,
+                parent_context,
+            )
+            if opened is None:
                 return  # nothing to pass on: leave no state behind
+            role, info = opened
             if info.session is None and role == SpanRole.AGENT:  # a root agent, no session id
                 info.session = self._baggage_session(parent_context) or format_trace_id(
                     span.context.trace_id

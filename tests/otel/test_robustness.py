@@ -274,20 +274,22 @@ class TestInternalErrors:
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
         from otel_cycleguard import conventions
+        from otel_cycleguard.otel import processor as processor_module
 
         monkeypatch.setenv("CYCLEGUARD_RAISE_INTERNAL_ERRORS", "0")
 
         class FreshBug(Exception):
             """A new type per run: each (hook, type) is logged once per process."""
 
-        def broken(name, attrs):
+        def broken(*args):
             raise FreshBug("bug")
 
         provider = TracerProvider()
         exporter = InMemorySpanExporter()
         provider.add_span_processor(CycleGuardSpanProcessor(config=load_config(environ={})))
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-        monkeypatch.setattr(conventions, "classify", broken)
+        monkeypatch.setattr(conventions, "classify", broken)  # on_end's first step
+        monkeypatch.setattr(processor_module, "_open_scope", broken)  # on_start's
         tracer = provider.get_tracer("x")
         for _ in range(2):
             tracer.start_span("execute_tool grep", attributes=genai_tool()).end()

@@ -440,6 +440,42 @@ impl Conventions {
         )
     }
 
+    /// The processor's `on_start` rule in one crossing: the span's role, its own session
+    /// hint (else, for a span with no tracked parent that is no plain span, the caller's
+    /// `baggage(context)`), and what it passes on (`child_scope`). None when it passes
+    /// nothing on (or is one of the guard's own spans); else `(role, scope)`.
+    #[allow(clippy::too_many_arguments)]
+    fn open_scope<'py>(
+        &self,
+        name: &Bound<'py, PyString>,
+        attrs: &Bound<'py, PyAny>,
+        parent: Option<&Bound<'py, SpanScope>>,
+        span_id: &Bound<'py, PyAny>,
+        delegating_tools: &Bound<'py, PyAny>,
+        baggage: &Bound<'py, PyAny>,
+        context: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyString>, Py<SpanScope>)>> {
+        let role = self.role(name, &Attrs::new(attrs, &self.keys))?;
+        if role == Role::Own {
+            return Ok(None);
+        }
+        let mut hint = self.session_hint_of(attrs)?;
+        if hint.is_none() && parent.is_none() && role != Role::Other {
+            hint = Some(baggage.call1((context,))?).filter(|h| !h.is_none());
+        }
+        let scope = crate::span_scope::child_scope(
+            self,
+            role,
+            name,
+            attrs,
+            parent,
+            hint,
+            span_id,
+            delegating_tools,
+        )?;
+        Ok(scope.map(|scope| (self.role_name(role).bind(name.py()).clone(), scope)))
+    }
+
     /// A `ToolCall` from a span already classified as a tool span. `event_names`: the span's
     /// event names, None for none.
     #[allow(clippy::too_many_arguments)]
