@@ -31,6 +31,9 @@ __all__ = ["CycleGuard", "Observer", "ObserverList", "SessionEntry"]
 logger = logging.getLogger("otel_cycleguard")
 
 
+#: The evictions of an observation that made no session (shared, never changed).
+_NO_EVICTIONS: list[tuple[SessionEntry, str]] = []
+
 class SessionEntry:
     """One live session: its detector, when it was last seen, and room for collaborators."""
 
@@ -189,7 +192,14 @@ class CycleGuard:
     ) -> list[Signal]:
         """Detect on one tool call of ``session``; observers hear about it after the lock."""
         with self._lock:
-            entry, started, evicted = self._entry(session, agent, subagent)
+            entry = self._sessions.get(session)
+            if entry is not None and (not agent or entry.agent is not None):
+                # an awake session that learns nothing new: `_entry`'s first case, inlined
+                self._sessions.move_to_end(session)
+                entry.last_seen = self._clock()
+                started, evicted = False, _NO_EVICTIONS
+            else:
+                entry, started, evicted = self._entry(session, agent, subagent)
             signals = entry.detector.observe_tool_call(call)
             if signals and entry.first_term_step is None:
                 for signal in signals:
@@ -211,7 +221,13 @@ class CycleGuard:
     ) -> list[Signal]:
         """Detect on one model turn of ``session``."""
         with self._lock:
-            entry, started, evicted = self._entry(session, agent, subagent)
+            entry = self._sessions.get(session)
+            if entry is not None and (not agent or entry.agent is not None):
+                self._sessions.move_to_end(session)  # as in observe_tool_call
+                entry.last_seen = self._clock()
+                started, evicted = False, _NO_EVICTIONS
+            else:
+                entry, started, evicted = self._entry(session, agent, subagent)
             signals = entry.detector.observe_model_turn(turn)
         if self._observers:
             self._notify(entry, started, evicted, signals, span_ref, turn=turn)
