@@ -31,8 +31,9 @@ _recent: tuple[object, Any] = (None, None)
 def loads_shared(text: str) -> Any:
     """``loads(text)``, remembering the last answer by the text's identity.
 
-    A model span's messages are read twice in a row, for the calls the model asked for and
-    for the turn's text: the second read costs nothing. The value is shared between those
+    The Python readers of the rarer message shapes (per-message events, text the compiled
+    core leaves to Python) read the same text twice in a row, for the calls the model asked
+    for and for the turn's text: the second read costs nothing. The value is shared between those
     readers: read it, never change it. Errors are raised each time (nothing is remembered).
     """
     global _recent
