@@ -387,7 +387,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
-        self.role_of(name, attributes)
+        crate::guarded(|| self.role_of(name, attributes))
     }
 
     /// The tool's name by convention, falling back to the span name.
@@ -396,7 +396,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.tool_name_of(name, &Attrs::new(attributes, &self.keys))
+        crate::guarded(|| self.tool_name_of(name, &Attrs::new(attributes, &self.keys)))
     }
 
     /// The conversation/session id a span names itself, if any (long ids bounded).
@@ -404,7 +404,7 @@ impl Conventions {
         &self,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.session_hint_of(attributes)
+        crate::guarded(|| self.session_hint_of(attributes))
     }
 
     /// The agent's name on an agent span (or any span that carries it).
@@ -413,7 +413,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.agent_name_of(name, attributes)
+        crate::guarded(|| self.agent_name_of(name, attributes))
     }
 
     /// The scope of a span of `role` under `parent` (see `otel_cycleguard.span_scope`).
@@ -428,16 +428,18 @@ impl Conventions {
         span_id: &Bound<'py, PyAny>,
         delegating_tools: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Py<SpanScope>>> {
-        crate::span_scope::child_scope(
-            self,
-            Role::of(role)?,
-            name,
-            attrs,
-            parent,
-            hint,
-            span_id,
-            delegating_tools,
-        )
+        crate::guarded(|| {
+            crate::span_scope::child_scope(
+                self,
+                Role::of(role)?,
+                name,
+                attrs,
+                parent,
+                hint,
+                span_id,
+                delegating_tools,
+            )
+        })
     }
 
     /// The processor's `on_start` rule in one crossing: the span's role, its own session
@@ -455,25 +457,27 @@ impl Conventions {
         baggage: &Bound<'py, PyAny>,
         context: &Bound<'py, PyAny>,
     ) -> PyResult<Option<(Bound<'py, PyString>, Py<SpanScope>)>> {
-        let role = self.role(name, &Attrs::new(attrs, &self.keys))?;
-        if role == Role::Own {
-            return Ok(None);
-        }
-        let mut hint = self.session_hint_of(attrs)?;
-        if hint.is_none() && parent.is_none() && role != Role::Other {
-            hint = Some(baggage.call1((context,))?).filter(|h| !h.is_none());
-        }
-        let scope = crate::span_scope::child_scope(
-            self,
-            role,
-            name,
-            attrs,
-            parent,
-            hint,
-            span_id,
-            delegating_tools,
-        )?;
-        Ok(scope.map(|scope| (self.role_name(role).bind(name.py()).clone(), scope)))
+        crate::guarded(|| {
+            let role = self.role(name, &Attrs::new(attrs, &self.keys))?;
+            if role == Role::Own {
+                return Ok(None);
+            }
+            let mut hint = self.session_hint_of(attrs)?;
+            if hint.is_none() && parent.is_none() && role != Role::Other {
+                hint = Some(baggage.call1((context,))?).filter(|h| !h.is_none());
+            }
+            let scope = crate::span_scope::child_scope(
+                self,
+                role,
+                name,
+                attrs,
+                parent,
+                hint,
+                span_id,
+                delegating_tools,
+            )?;
+            Ok(scope.map(|scope| (self.role_name(role).bind(name.py()).clone(), scope)))
+        })
     }
 
     /// A `ToolCall` from a span already classified as a tool span. `event_names`: the span's
@@ -491,78 +495,83 @@ impl Conventions {
         span_id: &Bound<'py, PyAny>,
         state_attribute: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = name.py();
-        let keys = &self.keys;
-        let attrs = Attrs::new(attributes, keys);
-        let mut error = status_error;
-        let shape = self.tool_shape(&attrs)?;
-        let (arguments, result) = match shape {
-            ToolShape::GenAi => (
-                attrs.get(&keys.genai_arguments)?,
-                attrs.get(&keys.genai_result)?,
-            ),
-            ToolShape::OpenInference => {
-                let output = attrs.get(&keys.output_value)?;
-                let result = match output {
-                    Some(value) if self.maybe_langchain_message(&value)? => {
-                        let unwrapped = self.helpers.langchain_message.bind(py).call1((value,))?;
-                        let (content, failed): (Bound<'py, PyAny>, bool) = unwrapped.extract()?;
-                        error = error || failed;
-                        Some(content).filter(|c| !c.is_none())
-                    }
-                    other => other,
-                };
-                (attrs.get(&keys.input_value)?, result)
+        crate::guarded(|| {
+            let py = name.py();
+            let keys = &self.keys;
+            let attrs = Attrs::new(attributes, keys);
+            let mut error = status_error;
+            let shape = self.tool_shape(&attrs)?;
+            let (arguments, result) = match shape {
+                ToolShape::GenAi => (
+                    attrs.get(&keys.genai_arguments)?,
+                    attrs.get(&keys.genai_result)?,
+                ),
+                ToolShape::OpenInference => {
+                    let output = attrs.get(&keys.output_value)?;
+                    let result = match output {
+                        Some(value) if self.maybe_langchain_message(&value)? => {
+                            let unwrapped =
+                                self.helpers.langchain_message.bind(py).call1((value,))?;
+                            let (content, failed): (Bound<'py, PyAny>, bool) =
+                                unwrapped.extract()?;
+                            error = error || failed;
+                            Some(content).filter(|c| !c.is_none())
+                        }
+                        other => other,
+                    };
+                    (attrs.get(&keys.input_value)?, result)
+                }
+                ToolShape::Traceloop => {
+                    let input = match attrs.get(&keys.tl_input)? {
+                        Some(value) if maybe_traceloop_input(&value) => {
+                            let unwrapped =
+                                self.helpers.traceloop_input.bind(py).call1((value,))?;
+                            Some(unwrapped).filter(|v| !v.is_none())
+                        }
+                        other => other,
+                    };
+                    (input, attrs.get(&keys.tl_output)?)
+                }
+                ToolShape::PydanticAi => (
+                    attrs.get(&keys.tool_arguments)?,
+                    attrs.get(&keys.tool_response)?,
+                ),
+            };
+            if !error {
+                error = attrs.get(&keys.error_type)?.is_some();
             }
-            ToolShape::Traceloop => {
-                let input = match attrs.get(&keys.tl_input)? {
-                    Some(value) if maybe_traceloop_input(&value) => {
-                        let unwrapped = self.helpers.traceloop_input.bind(py).call1((value,))?;
-                        Some(unwrapped).filter(|v| !v.is_none())
-                    }
-                    other => other,
-                };
-                (input, attrs.get(&keys.tl_output)?)
-            }
-            ToolShape::PydanticAi => (
-                attrs.get(&keys.tool_arguments)?,
-                attrs.get(&keys.tool_response)?,
-            ),
-        };
-        if !error {
-            error = attrs.get(&keys.error_type)?.is_some();
-        }
-        if !error {
-            if let Some(names) = event_names {
-                for event in names.try_iter()? {
-                    if equals(&event?, "exception")? {
-                        error = true;
-                        break;
+            if !error {
+                if let Some(names) = event_names {
+                    for event in names.try_iter()? {
+                        if equals(&event?, "exception")? {
+                            error = true;
+                            break;
+                        }
                     }
                 }
             }
-        }
-        let read_only = self.read_only(&attrs)?;
-        let fingerprint = match attrs.get_any(state_attribute)? {
-            Some(value) => value.str()?.into_any(),
-            None => py.None().into_bound(py),
-        };
-        let none = py.None().into_bound(py);
-        let tool = self.tool_name_of(name, &attrs)?;
-        self.tool_call.make(
-            py,
-            &[
-                &tool,
-                arguments.as_ref().unwrap_or(&none),
-                result.as_ref().unwrap_or(&none),
-                PyBool::new(py, error).as_any(),
-                &seconds(py, start_ns)?,
-                &seconds(py, end_ns)?,
-                &read_only,
-                &fingerprint,
-                span_id,
-            ],
-        )
+            let read_only = self.read_only(&attrs)?;
+            let fingerprint = match attrs.get_any(state_attribute)? {
+                Some(value) => value.str()?.into_any(),
+                None => py.None().into_bound(py),
+            };
+            let none = py.None().into_bound(py);
+            let tool = self.tool_name_of(name, &attrs)?;
+            self.tool_call.make(
+                py,
+                &[
+                    &tool,
+                    arguments.as_ref().unwrap_or(&none),
+                    result.as_ref().unwrap_or(&none),
+                    PyBool::new(py, error).as_any(),
+                    &seconds(py, start_ns)?,
+                    &seconds(py, end_ns)?,
+                    &read_only,
+                    &fingerprint,
+                    span_id,
+                ],
+            )
+        })
     }
 
     /// A `ModelTurn` (output text, token usage, failure) from a model span of any convention.
@@ -580,68 +589,70 @@ impl Conventions {
         status_error: bool,
         status_message: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = attributes.py();
-        let keys = &self.keys;
-        let attrs = Attrs::new(attributes, keys);
-        let mut text = match attrs.get(&keys.output_messages)? {
-            Some(raw) => self.text_of_messages(&raw)?,
-            None => None,
-        };
-        if text.is_none() {
-            text = indexed_text(py, &attrs, &keys.oi_output_texts)?;
-        }
-        if text.is_none() {
-            text = indexed_text(py, &attrs, &keys.tl_completion_texts)?;
-        }
-        if text.is_none() {
-            if let Some(events) = events.filter(|e| e.is_truthy().unwrap_or(true)) {
-                text = Some(self.helpers.text_of_events.bind(py).call1((events,))?)
-                    .filter(|t| !t.is_none());
+        crate::guarded(|| {
+            let py = attributes.py();
+            let keys = &self.keys;
+            let attrs = Attrs::new(attributes, keys);
+            let mut text = match attrs.get(&keys.output_messages)? {
+                Some(raw) => self.text_of_messages(&raw)?,
+                None => None,
+            };
+            if text.is_none() {
+                text = indexed_text(py, &attrs, &keys.oi_output_texts)?;
             }
-        }
-        if text.is_none() {
-            if let Some(kind) = attrs.get(&keys.oi_kind)? {
-                if equals(&kind, "LLM")? {
-                    text = attrs
-                        .get(&keys.output_value)?
-                        .filter(|v| v.is_instance_of::<PyString>());
+            if text.is_none() {
+                text = indexed_text(py, &attrs, &keys.tl_completion_texts)?;
+            }
+            if text.is_none() {
+                if let Some(events) = events.filter(|e| e.is_truthy().unwrap_or(true)) {
+                    text = Some(self.helpers.text_of_events.bind(py).call1((events,))?)
+                        .filter(|t| !t.is_none());
                 }
             }
-        }
-        let fingerprint = match attrs.get_any(state_attribute)? {
-            Some(value) => value.str()?.into_any(),
-            None => py.None().into_bound(py),
-        };
-        let error_type = attrs.get(&keys.error_type)?;
-        let error = status_error || error_type.is_some();
-        let error_text = if error {
-            // f"{error_type}: {status_message or ''}", formatted by Python (str.format reads
-            // each value as the f-string does)
-            let kind = error_type.unwrap_or_else(|| py.None().into_bound(py));
-            let message = if status_message.is_truthy()? {
-                status_message.clone()
-            } else {
-                PyString::new(py, "").into_any()
+            if text.is_none() {
+                if let Some(kind) = attrs.get(&keys.oi_kind)? {
+                    if equals(&kind, "LLM")? {
+                        text = attrs
+                            .get(&keys.output_value)?
+                            .filter(|v| v.is_instance_of::<PyString>());
+                    }
+                }
+            }
+            let fingerprint = match attrs.get_any(state_attribute)? {
+                Some(value) => value.str()?.into_any(),
+                None => py.None().into_bound(py),
             };
-            pyo3::intern!(py, "{}: {}").call_method1("format", (kind, message))?
-        } else {
-            py.None().into_bound(py)
-        };
-        let none = py.None().into_bound(py);
-        self.model_turn.make(
-            py,
-            &[
-                text.as_ref().unwrap_or(&none),
-                &self.token(&attrs, &keys.input_tokens)?,
-                &self.token(&attrs, &keys.output_tokens)?,
-                &seconds(py, start_ns)?,
-                &seconds(py, end_ns)?,
-                &fingerprint,
-                span_id,
-                PyBool::new(py, error).as_any(),
-                &error_text,
-            ],
-        )
+            let error_type = attrs.get(&keys.error_type)?;
+            let error = status_error || error_type.is_some();
+            let error_text = if error {
+                // f"{error_type}: {status_message or ''}", formatted by Python (str.format reads
+                // each value as the f-string does)
+                let kind = error_type.unwrap_or_else(|| py.None().into_bound(py));
+                let message = if status_message.is_truthy()? {
+                    status_message.clone()
+                } else {
+                    PyString::new(py, "").into_any()
+                };
+                pyo3::intern!(py, "{}: {}").call_method1("format", (kind, message))?
+            } else {
+                py.None().into_bound(py)
+            };
+            let none = py.None().into_bound(py);
+            self.model_turn.make(
+                py,
+                &[
+                    text.as_ref().unwrap_or(&none),
+                    &self.token(&attrs, &keys.input_tokens)?,
+                    &self.token(&attrs, &keys.output_tokens)?,
+                    &seconds(py, start_ns)?,
+                    &seconds(py, end_ns)?,
+                    &fingerprint,
+                    span_id,
+                    PyBool::new(py, error).as_any(),
+                    &error_text,
+                ],
+            )
+        })
     }
 }
 

@@ -196,8 +196,10 @@ impl Messages {
         attributes: &Bound<'_, PyAny>,
         events: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let events = event_list(events)?;
-        self.content(attributes, &events)
+        crate::guarded(|| {
+            let events = event_list(events)?;
+            self.content(attributes, &events)
+        })
     }
 
     /// The tool calls the model asked for in this span's output, in order.
@@ -207,15 +209,17 @@ impl Messages {
         attributes: &Bound<'py, PyAny>,
         events: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = attributes.py();
-        let events = event_list(events)?;
-        let out = PyList::empty(py);
-        for call in self.requested(attributes, &events) {
-            let id = or_none(py, &call.id_value);
-            let fields = [&id, call.name_value.bind(py), call.arguments.bind(py)];
-            out.append(self.requested.make(py, &fields)?)?;
-        }
-        Ok(out)
+        crate::guarded(|| {
+            let py = attributes.py();
+            let events = event_list(events)?;
+            let out = PyList::empty(py);
+            for call in self.requested(attributes, &events) {
+                let id = or_none(py, &call.id_value);
+                let fields = [&id, call.name_value.bind(py), call.arguments.bind(py)];
+                out.append(self.requested.make(py, &fields)?)?;
+            }
+            Ok(out)
+        })
     }
 
     /// The tool results this span's input sent back (after the last assistant message).
@@ -225,16 +229,18 @@ impl Messages {
         attributes: &Bound<'py, PyAny>,
         events: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = attributes.py();
-        let events = event_list(events)?;
-        let out = PyList::empty(py);
-        for result in self.returned(attributes, &events) {
-            let id = or_none(py, &result.id_value);
-            let error = PyBool::new(py, result.error);
-            let fields = [&id, result.content.bind(py), error.as_any()];
-            out.append(self.returned.make(py, &fields)?)?;
-        }
-        Ok(out)
+        crate::guarded(|| {
+            let py = attributes.py();
+            let events = event_list(events)?;
+            let out = PyList::empty(py);
+            for result in self.returned(attributes, &events) {
+                let id = or_none(py, &result.id_value);
+                let error = PyBool::new(py, result.error);
+                let fields = [&id, result.content.bind(py), error.as_any()];
+                out.append(self.returned.make(py, &fields)?)?;
+            }
+            Ok(out)
+        })
     }
 }
 
@@ -632,28 +638,30 @@ impl DerivedCalls {
     /// Derived calls handed to the detector.
     #[getter]
     fn emitted(&self) -> PyResult<u64> {
-        Ok(self.lock()?.emitted)
+        crate::guarded(|| Ok(self.lock()?.emitted))
     }
 
     /// Derived calls dropped: a real tool span described the same call.
     #[getter]
     fn covered(&self) -> PyResult<u64> {
-        Ok(self.lock()?.covered)
+        crate::guarded(|| Ok(self.lock()?.covered))
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        Ok(self.lock()?.sessions.len())
+        crate::guarded(|| Ok(self.lock()?.sessions.len()))
     }
 
     /// The sessions kept, least recently used first.
     fn session_keys(&self) -> PyResult<Vec<String>> {
-        Ok(self
-            .lock()?
-            .sessions
-            .iter()
-            .rev()
-            .map(|(k, _)| k.clone())
-            .collect())
+        crate::guarded(|| {
+            Ok(self
+                .lock()?
+                .sessions
+                .iter()
+                .rev()
+                .map(|(k, _)| k.clone())
+                .collect())
+        })
     }
 
     /// A real tool span of `session` ended: it covers one pending derived call.
@@ -663,35 +671,39 @@ impl DerivedCalls {
         attributes: &Bound<'_, PyAny>,
         call: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let key = text_key(session.as_any())?;
-        {
+        crate::guarded(|| {
+            let key = text_key(session.as_any())?;
+            {
+                let mut table = self.lock()?;
+                let state = table.session(&key);
+                state.tools = true;
+                if state.pending.is_empty() || state.real.len() >= MAX_CALLS {
+                    return Ok(()); // nothing pending: nothing to cancel
+                }
+            }
+            // read outside the lock (a subclass's fields, the canonical form's Python fallback)
+            let call_id = self.call_id(attributes)?;
+            let tool = text_key(&self.calls.get(call, 0)?)?;
+            let arguments = self.canonical(&self.calls.get(call, 1)?)?;
             let mut table = self.lock()?;
             let state = table.session(&key);
-            state.tools = true;
-            if state.pending.is_empty() || state.real.len() >= MAX_CALLS {
-                return Ok(()); // nothing pending: nothing to cancel
+            if !state.pending.is_empty() && state.real.len() < MAX_CALLS {
+                state.real.push((call_id, tool, arguments));
             }
-        }
-        // read outside the lock (a subclass's fields, the canonical form's Python fallback)
-        let call_id = self.call_id(attributes)?;
-        let tool = text_key(&self.calls.get(call, 0)?)?;
-        let arguments = self.canonical(&self.calls.get(call, 1)?)?;
-        let mut table = self.lock()?;
-        let state = table.session(&key);
-        if !state.pending.is_empty() && state.real.len() < MAX_CALLS {
-            state.real.push((call_id, tool, arguments));
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Whether `session` has requested calls waiting for their results.
     fn pending(&self, session: &Bound<'_, PyString>) -> PyResult<bool> {
-        let key = text_key(session.as_any())?;
-        let mut table = self.lock()?;
-        Ok(table
-            .sessions
-            .get(&key)
-            .is_some_and(|s| !s.pending.is_empty()))
+        crate::guarded(|| {
+            let key = text_key(session.as_any())?;
+            let mut table = self.lock()?;
+            Ok(table
+                .sessions
+                .get(&key)
+                .is_some_and(|s| !s.pending.is_empty()))
+        })
     }
 
     /// The derived calls to observe before this model turn (may be empty). `events`: the
@@ -707,112 +719,114 @@ impl DerivedCalls {
         end_ns: Option<&Bound<'py, PyAny>>,
         span_id: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = session.py();
-        let key = text_key(session.as_any())?;
-        let messages = self.messages.get();
-        let events = event_list(events)?;
-        let out = PyList::empty(py);
-        if !messages.content(attributes, &events)? {
-            let blind = {
-                let mut table = self.lock()?;
-                let state = table.session(&key);
-                state.pending.clear();
-                state.real.clear();
-                state.bare = state.bare.saturating_add(1);
-                state.bare == 2 && !state.tools
-            };
-            if blind {
-                // a second bare turn and no tool span: this session's calls are unseen
-                self.note_missing(attributes)?;
-            }
-            return Ok(out);
-        }
-        let requested = messages.requested(attributes, &events); // parsed outside the lock
-        let waiting = {
-            let mut table = self.lock()?;
-            !table.session(&key).pending.is_empty()
-        };
-        let results = if waiting {
-            messages.returned(attributes, &events)
-        } else {
-            Vec::new()
-        };
-        let zero = || 0i64.into_pyobject(py).map(|z| z.into_any());
-        let start_ns = match start_ns {
-            Some(v) => v.clone(),
-            None => zero()?,
-        };
-        let end_ns = match end_ns {
-            Some(v) => v.clone(),
-            None => zero()?,
-        };
-        let span_id = match span_id {
-            Some(v) => v.clone(),
-            None => py.None().into_bound(py),
-        };
-        let end_s = crate::conventions::seconds(py, &start_ns)?;
-        let pending_end_s = crate::conventions::seconds(py, &end_ns)?;
-        if results.is_empty() {
-            if waiting && requested.is_empty() {
-                // Neither answers nor asks: a side call (a guardrail, a summary) between the
-                // two turns of the agent; the calls stay pending for the turn that answers.
+        crate::guarded(|| {
+            let py = session.py();
+            let key = text_key(session.as_any())?;
+            let messages = self.messages.get();
+            let events = event_list(events)?;
+            let out = PyList::empty(py);
+            if !messages.content(attributes, &events)? {
+                let blind = {
+                    let mut table = self.lock()?;
+                    let state = table.session(&key);
+                    state.pending.clear();
+                    state.real.clear();
+                    state.bare = state.bare.saturating_add(1);
+                    state.bare == 2 && !state.tools
+                };
+                if blind {
+                    // a second bare turn and no tool span: this session's calls are unseen
+                    self.note_missing(attributes)?;
+                }
                 return Ok(out);
             }
-        } else {
-            // The session's pending calls and real calls leave the table while they are
-            // paired (the canonical form may call Python); they are replaced below anyway.
-            let (pending, mut real, asked_end) = {
+            let requested = messages.requested(attributes, &events); // parsed outside the lock
+            let waiting = {
                 let mut table = self.lock()?;
-                let state = table.session(&key);
-                (
-                    std::mem::take(&mut state.pending),
-                    std::mem::take(&mut state.real),
-                    state.pending_end_s.take(),
-                )
+                !table.session(&key).pending.is_empty()
             };
-            let canonical = |request: &Requested| self.canonical(request.arguments.bind(py));
-            let pairs = pair(&pending, &mut real, &results, canonical)?;
-            let conventions = self.conventions.get();
-            let none = py.None().into_bound(py);
-            let asked_end = or_none(py, &asked_end);
-            let mut made = 0u64;
-            let mut covered = 0u64;
-            for outcome in pairs {
-                let Pairing::Paired(request, result) = outcome else {
-                    covered += 1;
-                    continue;
+            let results = if waiting {
+                messages.returned(attributes, &events)
+            } else {
+                Vec::new()
+            };
+            let zero = || 0i64.into_pyobject(py).map(|z| z.into_any());
+            let start_ns = match start_ns {
+                Some(v) => v.clone(),
+                None => zero()?,
+            };
+            let end_ns = match end_ns {
+                Some(v) => v.clone(),
+                None => zero()?,
+            };
+            let span_id = match span_id {
+                Some(v) => v.clone(),
+                None => py.None().into_bound(py),
+            };
+            let end_s = crate::conventions::seconds(py, &start_ns)?;
+            let pending_end_s = crate::conventions::seconds(py, &end_ns)?;
+            if results.is_empty() {
+                if waiting && requested.is_empty() {
+                    // Neither answers nor asks: a side call (a guardrail, a summary) between the
+                    // two turns of the agent; the calls stay pending for the turn that answers.
+                    return Ok(out);
+                }
+            } else {
+                // The session's pending calls and real calls leave the table while they are
+                // paired (the canonical form may call Python); they are replaced below anyway.
+                let (pending, mut real, asked_end) = {
+                    let mut table = self.lock()?;
+                    let state = table.session(&key);
+                    (
+                        std::mem::take(&mut state.pending),
+                        std::mem::take(&mut state.real),
+                        state.pending_end_s.take(),
+                    )
                 };
-                let (request, result) = (&pending[request], &results[result]);
-                out.append(conventions.make_tool_call(
-                    py,
-                    &[
-                        request.name_value.bind(py),
-                        request.arguments.bind(py),
-                        result.content.bind(py),
-                        PyBool::new(py, result.error).as_any(),
-                        &asked_end,
-                        &end_s,
-                        &none,
-                        &none,
-                        &span_id,
-                    ],
-                )?)?;
-                made += 1;
+                let canonical = |request: &Requested| self.canonical(request.arguments.bind(py));
+                let pairs = pair(&pending, &mut real, &results, canonical)?;
+                let conventions = self.conventions.get();
+                let none = py.None().into_bound(py);
+                let asked_end = or_none(py, &asked_end);
+                let mut made = 0u64;
+                let mut covered = 0u64;
+                for outcome in pairs {
+                    let Pairing::Paired(request, result) = outcome else {
+                        covered += 1;
+                        continue;
+                    };
+                    let (request, result) = (&pending[request], &results[result]);
+                    out.append(conventions.make_tool_call(
+                        py,
+                        &[
+                            request.name_value.bind(py),
+                            request.arguments.bind(py),
+                            result.content.bind(py),
+                            PyBool::new(py, result.error).as_any(),
+                            &asked_end,
+                            &end_s,
+                            &none,
+                            &none,
+                            &span_id,
+                        ],
+                    )?)?;
+                    made += 1;
+                }
+                let mut table = self.lock()?;
+                table.covered += covered;
+                table.emitted += made;
             }
             let mut table = self.lock()?;
-            table.covered += covered;
-            table.emitted += made;
-        }
-        let mut table = self.lock()?;
-        let state = table.session(&key);
-        state.pending = requested;
-        state.pending_end_s = if pending_end_s.is_none() {
-            None
-        } else {
-            Some(pending_end_s.unbind())
-        };
-        state.real.clear();
-        Ok(out)
+            let state = table.session(&key);
+            state.pending = requested;
+            state.pending_end_s = if pending_end_s.is_none() {
+                None
+            } else {
+                Some(pending_end_s.unbind())
+            };
+            state.real.clear();
+            Ok(out)
+        })
     }
 
     /// In a forked child: nothing to renew (the table's lock is never held across a call

@@ -327,7 +327,7 @@ fn or_reference<'py, T: FromPyObject<'py>>(
 }
 
 /// `f()`, a panic in it turned into that error (an entry point that has no Python fallback).
-fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panicked()))
 }
 

@@ -68,7 +68,7 @@ impl SpanScope {
     /// The scope a plain span under this one passes on: the same values, never a session
     /// root. Shared (spans read scopes, never change them), so a plain span costs no object.
     fn for_descendants(slf: &Bound<'_, Self>) -> PyResult<Py<SpanScope>> {
-        descendants_of(slf)
+        crate::guarded(|| descendants_of(slf))
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -385,9 +385,11 @@ impl Scopes {
         attributes: &Bound<'py, PyAny>,
         trace_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let conventions = self.conventions.get();
-        let hint = || conventions.session_hint_of(attributes);
-        self.make_scope(conventions, info, attributes, hint, trace_id)
+        crate::guarded(|| {
+            let conventions = self.conventions.get();
+            let hint = || conventions.session_hint_of(attributes);
+            self.make_scope(conventions, info, attributes, hint, trace_id)
+        })
     }
 
     /// A trace's tool and model spans in the order the replay feeds them (by start, then
@@ -401,57 +403,59 @@ impl Scopes {
         trace_id: &Bound<'py, PyString>,
         delegating: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let py = spans.py();
-        let conventions = self.conventions.get();
-        let mut items: Vec<Item<'py>> = Vec::with_capacity(spans.len());
-        for span in spans.iter() {
-            let span_id = self.spans.get(&span, SPAN_ID)?;
-            let parent = self.spans.get(&span, PARENT)?;
-            let parent = if parent.is_truthy()? {
-                Some(parent)
-            } else {
-                None
-            };
-            let attributes = self.spans.get(&span, ATTRIBUTES)?;
-            items.push(Item {
-                span,
-                span_id,
-                parent,
-                attributes,
-            });
-        }
-        let mut trace = Trace::new(&items)?;
-        let mut work: Vec<(usize, Role)> = Vec::new();
-        for index in 0..items.len() {
-            if trace.of(index).is_none() {
-                self.resolve(conventions, &mut trace, index, trace_id, delegating)?;
+        crate::guarded(|| {
+            let py = spans.py();
+            let conventions = self.conventions.get();
+            let mut items: Vec<Item<'py>> = Vec::with_capacity(spans.len());
+            for span in spans.iter() {
+                let span_id = self.spans.get(&span, SPAN_ID)?;
+                let parent = self.spans.get(&span, PARENT)?;
+                let parent = if parent.is_truthy()? {
+                    Some(parent)
+                } else {
+                    None
+                };
+                let attributes = self.spans.get(&span, ATTRIBUTES)?;
+                items.push(Item {
+                    span,
+                    span_id,
+                    parent,
+                    attributes,
+                });
             }
-            let role = trace.of(index).map_or(Role::Other, |r| r.role);
-            if matches!(role, Role::Tool | Role::Model) {
-                work.push((index, role));
+            let mut trace = Trace::new(&items)?;
+            let mut work: Vec<(usize, Role)> = Vec::new();
+            for index in 0..items.len() {
+                if trace.of(index).is_none() {
+                    self.resolve(conventions, &mut trace, index, trace_id, delegating)?;
+                }
+                let role = trace.of(index).map_or(Role::Other, |r| r.role);
+                if matches!(role, Role::Tool | Role::Model) {
+                    work.push((index, role));
+                }
             }
-        }
-        self.sort_by_start(&items, &mut work)?;
-        let out = PyList::empty(py);
-        for (index, role) in work {
-            let info = trace.info(index);
-            let cached = trace.hints[index].take();
-            let attributes = &items[index].attributes;
-            let hint = || match cached {
-                Some(hint) => Ok(hint),
-                None => conventions.session_hint_of(attributes),
-            };
-            let scope = self.make_scope(
-                conventions,
-                info.as_ref(),
-                attributes,
-                hint,
-                trace_id.as_any(),
-            )?;
-            let role = conventions.role_name(role).bind(py).clone().into_any();
-            out.append(PyTuple::new(py, [role, items[index].span.clone(), scope])?)?;
-        }
-        Ok(out)
+            self.sort_by_start(&items, &mut work)?;
+            let out = PyList::empty(py);
+            for (index, role) in work {
+                let info = trace.info(index);
+                let cached = trace.hints[index].take();
+                let attributes = &items[index].attributes;
+                let hint = || match cached {
+                    Some(hint) => Ok(hint),
+                    None => conventions.session_hint_of(attributes),
+                };
+                let scope = self.make_scope(
+                    conventions,
+                    info.as_ref(),
+                    attributes,
+                    hint,
+                    trace_id.as_any(),
+                )?;
+                let role = conventions.role_name(role).bind(py).clone().into_any();
+                out.append(PyTuple::new(py, [role, items[index].span.clone(), scope])?)?;
+            }
+            Ok(out)
+        })
     }
 }
 
