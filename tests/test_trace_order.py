@@ -73,3 +73,19 @@ def test_spans_sharing_an_id_share_its_resolution():
     tool = span("1", None, TOOL, start=1)
     chat_same_id = span("1", None, CHAT, start=2)
     assert [role for role, *_ in order(tool, chat_same_id)] == ["tool", "tool"]
+
+
+def test_a_cycle_walk_stops_one_step_past_the_distinct_ids_however_many_spans_share_them():
+    """The walk up a parent-link cycle stops after (distinct ids + 1) steps, and where it stops
+    decides which span of the cycle is resolved first: here the agent, so its tool inherits
+    the agent's name. A second span with the tool's id must not lengthen the walk."""
+    agent = span(
+        "1", "2", {"gen_ai.operation.name": "invoke_agent"}, start=1, name="invoke_agent foo"
+    )
+    tool = span("2", "1", {**TOOL, "session.id": "c"}, start=2)
+    again = span("2", "1", {**TOOL, "session.id": "c"}, start=3)
+    scopes = order_trace([agent, tool, again], TRACE, frozenset())
+    assert [(role, scope.session, scope.agent) for role, _, scope in scopes] == [
+        ("tool", "c", "foo"),
+        ("tool", "c", "foo"),
+    ]

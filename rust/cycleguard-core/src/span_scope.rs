@@ -318,6 +318,8 @@ struct Trace<'a, 'py> {
     parent_home: Vec<Option<usize>>,
     /// What each home resolved to.
     resolved: Vec<Option<Resolved<'py>>>,
+    /// How many ids the trace holds (a parent-link walk stops after one more step).
+    ids: usize,
     /// Each span's own session hint, once read.
     hints: Vec<Option<Option<Bound<'py, PyAny>>>>,
 }
@@ -334,6 +336,7 @@ impl<'a, 'py> Trace<'a, 'py> {
             by_id.insert(key.as_ref(), index);
         }
         let home = keys.iter().map(|key| by_id[key.as_ref()]).collect();
+        let ids = by_id.len();
         let parent_home = items
             .iter()
             .map(|item| match &item.parent {
@@ -347,6 +350,7 @@ impl<'a, 'py> Trace<'a, 'py> {
             parent_home,
             resolved: (0..items.len()).map(|_| None).collect(),
             hints: vec![None; items.len()],
+            ids,
         })
     }
 
@@ -535,7 +539,7 @@ impl Scopes {
             );
         }
         let mut chain: Vec<usize> = Vec::new();
-        let limit = trace.items.len() + 1;
+        let limit = trace.ids + 1; // as the replay's walk: one step past the distinct ids
         let mut current = Some(index);
         while let Some(at) = current {
             if trace.of(at).is_some() || chain.len() >= limit {
