@@ -34,6 +34,7 @@ logger = logging.getLogger("otel_cycleguard")
 #: The evictions of an observation that made no session (shared, never changed).
 _NO_EVICTIONS: list[tuple[SessionEntry, str]] = []
 
+
 class SessionEntry:
     """One live session: its detector, when it was last seen, and room for collaborators."""
 
