@@ -22,7 +22,7 @@ use crate::pystr;
 /// A Python `str` as the core's text: borrowed when it is valid UTF-8; a lone surrogate
 /// becomes its stand-in ([`pystr::SURROGATE_BASE`]).
 pub fn py_text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
-    if let Ok(text) = s.to_str() {
+    if let Some(text) = crate::canon::text_of(s) {
         return Ok(Cow::Borrowed(text));
     }
     let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
@@ -32,7 +32,7 @@ pub fn py_text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
 
 /// `s[:n]` of a Python str (code points).
 pub fn py_head<'py>(s: &Bound<'py, PyString>, n: usize) -> PyResult<Bound<'py, PyString>> {
-    if let Ok(t) = s.to_str() {
+    if let Some(t) = crate::canon::text_of(s) {
         if t.len() <= n {
             return Ok(s.clone()); // n bytes hold at least n characters
         }

@@ -38,6 +38,18 @@ pub fn exact_str<'a>(obj: &'a Bound<'_, PyAny>) -> Result<&'a str, Fallback> {
     utf8_of(obj.as_ptr())
 }
 
+/// The UTF-8 text of a `str` (None for one holding a lone surrogate): for an exact `str`
+/// read straight from the object, without the error PyO3's `to_str` builds and drops for a
+/// surrogate; a subclass through `to_str`.
+#[inline]
+pub fn text_of<'a>(text: &'a Bound<'_, PyString>) -> Option<&'a str> {
+    if text.is_exact_instance_of::<PyString>() {
+        utf8_of(text.as_ptr()).ok()
+    } else {
+        text.to_str().ok()
+    }
+}
+
 /// The UTF-8 text of a live exact `str` (Fallback, its error cleared, when it holds a lone
 /// surrogate), for as long as the caller's borrow of it: PyUnicode_AsUTF8AndSize without
 /// the wrapping of PyO3's `to_str`, which builds a Python error to drop for a surrogate.

@@ -31,7 +31,7 @@ pub enum Text<'py> {
 impl<'py> Text<'py> {
     /// A Python `str`.
     pub fn from_py(text: Bound<'py, PyString>) -> PyResult<Self> {
-        if text.to_str().is_ok() {
+        if canon::text_of(&text).is_some() {
             return Ok(Text::Py(text));
         }
         let encoded = text.call_method1("encode", ("utf-8", "replace"))?;
@@ -42,7 +42,7 @@ impl<'py> Text<'py> {
     /// The text (a Python str's UTF-8 buffer, which CPython keeps with the object).
     pub fn as_str(&self) -> &str {
         match self {
-            Text::Py(t) => t.to_str().unwrap_or(""), // checked valid in from_py
+            Text::Py(t) => canon::text_of(t).unwrap_or(""), // checked valid in from_py
             Text::Lossy(_, s) | Text::Owned(s) => s,
         }
     }
@@ -152,7 +152,7 @@ impl Normalizer {
         buf: &mut Vec<u8>,
     ) -> PyResult<(u64, usize)> {
         buf.clear();
-        if let Ok(name) = tool.to_str() {
+        if let Some(name) = canon::text_of(tool) {
             buf.extend_from_slice(name.as_bytes());
             buf.push(0);
             let start = buf.len();
@@ -176,7 +176,7 @@ impl Normalizer {
         tool: &Bound<'_, PyString>,
         arguments: &'a Bound<'_, PyAny>,
     ) -> PyResult<(u64, Cow<'a, [u8]>)> {
-        if let Ok(name) = tool.to_str() {
+        if let Some(name) = canon::text_of(tool) {
             if let Ok(raw) = canon::canonical(arguments) {
                 return Ok((call_hash(name.as_bytes(), &raw), raw));
             }
@@ -221,9 +221,8 @@ impl Normalizer {
         tool: &Bound<'py, PyString>,
         result: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Text<'py>>> {
-        let name = match tool.to_str() {
-            Ok(name) => name,
-            Err(_) => return Ok(None),
+        let Some(name) = canon::text_of(tool) else {
+            return Ok(None);
         };
         if let Some(fields) = self.fields_for(py, name)? {
             if let Some(picked) = pick_fields(result, fields) {
@@ -232,9 +231,8 @@ impl Normalizer {
         }
         if result.is_exact_instance_of::<PyString>() {
             let text = result.downcast::<PyString>()?;
-            let s = match text.to_str() {
-                Ok(s) => s,
-                Err(_) => return Ok(None),
+            let Some(s) = canon::text_of(text) else {
+                return Ok(None);
             };
             if !canon::looks_like_json(s) {
                 return Ok(Some(Text::Py(text.clone()))); // the text itself, no copy

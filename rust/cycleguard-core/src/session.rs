@@ -381,7 +381,7 @@ impl Session {
         let fields = &shared.classes.tool_call;
         let tool_obj = fields.get(call, CALL_TOOL)?;
         let tool: Bound<'py, PyString> = match tool_obj.downcast::<PyString>() {
-            Ok(s) if s.to_str().map_or(true, |t| !t.is_empty()) => s.clone(),
+            Ok(s) if crate::canon::text_of(s).is_none_or(|t| !t.is_empty()) => s.clone(),
             _ => shared.classes.unknown.bind(py).clone(),
         };
         let arguments = fields.get(call, CALL_ARGUMENTS)?;
