@@ -829,8 +829,8 @@ impl DerivedCalls {
         })
     }
 
-    /// In a forked child: nothing to renew (the table's lock is never held across a call
-    /// into Python, so no fork can find it held).
+    /// In a forked child: nothing to renew (the table's lock is held only while no Python
+    /// code runs, so a fork never finds it held).
     fn after_fork(&self) {}
 }
 
@@ -916,10 +916,21 @@ fn covered(
 }
 
 impl DerivedCalls {
+    /// The table, locked. Every caller holds the GIL and runs no Python code while it holds
+    /// the lock, so no call can find it held, save one let in by Python code that a drop
+    /// inside a locked section ran (a finalizer), on this thread or another: that call is
+    /// refused (an error the span hooks count) rather than left waiting forever. A poisoned
+    /// lock (a panic inside) still guards a table whose invariants hold between statements.
     fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Table>> {
-        // Held only by code that calls no Python, so a poisoned lock (a panic inside) still
-        // guards a table whose invariants hold between statements.
-        Ok(self.table.lock().unwrap_or_else(|e| e.into_inner()))
+        match self.table.try_lock() {
+            Ok(table) => Ok(table),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Ok(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the derived-calls table is in use (a finalizer ran inside it)",
+                ))
+            }
+        }
     }
 
     /// The tool-call id a real tool span names (`tool_call_id`).
