@@ -179,7 +179,9 @@ def is_delegating_tool(
     return tool_name(name, attributes).lower() in delegating
 
 
-_READER = _core.Conventions(
+#: The core's reader of spans by convention, built once: the functions below are its methods,
+#: and the session rule, the processor's ``on_start`` and the derivation stage use it too.
+READER = _core.Conventions(
     ToolCall,
     fields_of(ToolCall),
     ModelTurn,
@@ -196,19 +198,19 @@ _READER = _core.Conventions(
 
 #: ``classify(name, attributes) -> str``: the role of a span (a :class:`SpanRole` value), from
 #: the few attributes each convention sets.
-classify: Callable[[str, Mapping[str, Any]], str] = _READER.classify
+classify: Callable[[str, Mapping[str, Any]], str] = READER.classify
 #: ``tool_name(name, attributes) -> str``: the tool's name by convention (``gen_ai.tool.name``,
 #: ``tool.name``, ``traceloop.entity.name``), else from the span name.
-tool_name: Callable[[str, Mapping[str, Any]], str] = _READER.tool_name
+tool_name: Callable[[str, Mapping[str, Any]], str] = READER.tool_name
 #: ``session_hint(attributes) -> str | None``: the conversation/session id a span names
 #: itself, if any (long ids bounded).
-session_hint: Callable[[Mapping[str, Any]], str | None] = _READER.session_hint
+session_hint: Callable[[Mapping[str, Any]], str | None] = READER.session_hint
 #: ``agent_name(name, attributes) -> str | None``: the agent's name on an agent span (or any
 #: span that carries it).
-agent_name: Callable[[str, Mapping[str, Any]], str | None] = _READER.agent_name
+agent_name: Callable[[str, Mapping[str, Any]], str | None] = READER.agent_name
 #: The core's record readers, positional, for the span pipeline (see the two functions below).
-read_tool_call = _READER.tool_call
-read_model_turn = _READER.model_turn
+read_tool_call = READER.tool_call
+read_model_turn = READER.model_turn
 
 
 def tool_call_from(

@@ -28,7 +28,7 @@ import logging
 from otel_cycleguard import _core, conventions
 from otel_cycleguard.detect.normalize import canonical_json
 from otel_cycleguard.detect.records import ToolCall
-from otel_cycleguard.model_messages import _MESSAGES, capture_hint
+from otel_cycleguard.model_messages import MESSAGE_READER, capture_hint
 
 __all__ = ["DerivedCalls"]
 
@@ -67,8 +67,8 @@ class DerivedCalls(_core.DerivedCalls):  # type: ignore[misc]
     def __new__(cls, max_sessions: int = 10_000) -> DerivedCalls:
         return super().__new__(  # type: ignore[no-any-return]
             cls,
-            _MESSAGES,
-            conventions._READER,
+            MESSAGE_READER,
+            conventions.READER,
             ToolCall,
             (canonical_json, capture_hint, _log_missing),
             max_sessions,

@@ -242,7 +242,9 @@ def _event_results(events: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Retu
 
 # -- public ---------------------------------------------------------------------------------
 
-_MESSAGES = _core.Messages(
+#: The core's reader of a model span's messages (its GenAI lists read in the core, the other
+#: shapes by the functions above), built once; the derivation stage uses it too.
+MESSAGE_READER = _core.Messages(
     RequestedCall,
     fields_of(RequestedCall),
     ReturnedResult,
@@ -252,13 +254,13 @@ _MESSAGES = _core.Messages(
 
 #: ``has_content(attrs, events=()) -> bool``: whether the span carries any messages at all
 #: (capture may be off); ``events`` are ``(name, attributes)`` pairs.
-has_content: Callable[..., bool] = _MESSAGES.has_content
+has_content: Callable[..., bool] = MESSAGE_READER.has_content
 #: ``requested_calls(attrs, events=()) -> list[RequestedCall]``: the tool calls the model asked
 #: for in this span's output, in order.
-requested_calls: Callable[..., list[RequestedCall]] = _MESSAGES.requested_calls
+requested_calls: Callable[..., list[RequestedCall]] = MESSAGE_READER.requested_calls
 #: ``returned_results(attrs, events=()) -> list[ReturnedResult]``: the tool results this span's
 #: input sent back (after the last assistant message).
-returned_results: Callable[..., list[ReturnedResult]] = _MESSAGES.returned_results
+returned_results: Callable[..., list[ReturnedResult]] = MESSAGE_READER.returned_results
 
 
 def capture_hint(attrs: Mapping[str, Any]) -> str:

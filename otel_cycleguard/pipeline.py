@@ -82,7 +82,7 @@ class Scope:
         return f"Scope({self.session!r}, agent={self.agent!r}, subagent={self.subagent})"
 
 
-_SCOPES = _core.Scopes(conventions._READER, Scope, Scope.__slots__, SpanData)
+_SCOPES = _core.Scopes(conventions.READER, Scope, Scope.__slots__, SpanData)
 
 #: ``scope_of(info, attributes, trace_id) -> Scope``: the scope of a span from what its
 #: ancestors passed on (:mod:`span_scope`), else the span's own session hint and agent name,

@@ -50,4 +50,4 @@ SpanScope = _core.SpanScope
 #: ``delegating_tools`` is a frozenset of lower-case tool names.
 child_scope: Callable[
     [str, str, Mapping[str, Any], Any, str | None, int | str, frozenset[str]], Any
-] = conventions._READER.child_scope
+] = conventions.READER.child_scope

@@ -48,7 +48,7 @@ logger = logging.getLogger("otel_cycleguard")
 # agent spans whose end ``on_end`` acts on. ``on_end`` tests them as literals (faster).
 _MARKER_KEYS = frozenset((GENAI_OP, OI_KIND, TL_KIND, "llm.request.type"))
 #: ``on_start``'s rule in the core (classify, session hint else baggage, ``child_scope``).
-_open_scope = conventions._READER.open_scope
+_open_scope = conventions.READER.open_scope
 _BAGGAGE_SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "cycleguard.session")
 _DROP_WHY = {
     "queue_full": "the detection queue stayed full (detection stuck), the span was not detected",
