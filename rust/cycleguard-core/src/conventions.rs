@@ -969,7 +969,7 @@ impl Conventions {
         let Ok(text) = exact_str(raw) else {
             return self.text_of_messages_py(raw);
         };
-        let texts = match crate::assistant_text::texts(text) {
+        let texts = match crate::genai_messages::texts(text) {
             Ok(texts) => texts,
             Err(json::ParseError::Invalid) => return Ok(Some(raw.clone())),
             Err(json::ParseError::Unsure) => return self.text_of_messages_py(raw),

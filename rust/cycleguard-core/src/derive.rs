@@ -325,7 +325,7 @@ impl Messages {
         &self,
         attributes: &Bound<'py, PyAny>,
         key: &Py<PyString>,
-        read: impl FnOnce(&Value<'_>) -> PyResult<()>,
+        read: impl FnOnce(&str) -> PyResult<()>,
     ) -> PyResult<()> {
         let py = attributes.py();
         let raw = match attributes.downcast_exact::<PyDict>() {
@@ -347,10 +347,7 @@ impl Messages {
                 Err(_) => return Ok(()),
             },
         };
-        match json::parse_ordered(&text) {
-            Ok(messages) => read(&messages),
-            Err(_) => Ok(()),
-        }
+        read(&text)
     }
 
     /// The answer of `model_messages`' reader of `shape` (`readers`: the indices of the
@@ -438,7 +435,7 @@ impl Messages {
         attributes: &Bound<'py, PyAny>,
         events: &[Bound<'py, PyAny>],
         key: &Py<PyString>,
-        genai: fn(Python<'_>, &Value<'_>, &mut Vec<T>) -> PyResult<()>,
+        genai: fn(Python<'_>, &str, &mut Vec<T>) -> PyResult<()>,
         readers: [usize; 3],
         read: impl Fn(Bound<'py, PyAny>) -> PyResult<T>,
     ) -> PyResult<Vec<T>> {
@@ -461,37 +458,25 @@ impl Messages {
 
 /// `{"role", "parts": [{"type": "tool_call", "id", "name", "arguments"}]}` messages: the
 /// calls, in order, at most [`MAX_CALLS`].
-fn genai_calls(py: Python<'_>, messages: &Value<'_>, calls: &mut Vec<Requested>) -> PyResult<()> {
-    let Value::Array(messages) = messages else {
-        return Ok(());
+fn genai_calls(py: Python<'_>, text: &str, calls: &mut Vec<Requested>) -> PyResult<()> {
+    let Ok(found) = crate::genai_messages::tool_calls(text, MAX_CALLS) else {
+        return Ok(()); // not JSON (or deeper than the parser reads): no calls
     };
-    for message in messages {
-        let Some(Value::Array(parts)) = message.get_last("parts") else {
-            continue;
+    for call in found {
+        let arguments = match &call.arguments {
+            Some(value) => to_python(py, value)?,
+            None => py.None().into_bound(py),
         };
-        for part in parts {
-            if part.get_last("type").and_then(Value::as_str) != Some("tool_call") {
-                continue;
-            }
-            let Some(name) = json_text(part.get_last("name")) else {
-                continue;
-            };
-            if calls.len() >= MAX_CALLS {
-                continue;
-            }
-            let id = json_text(part.get_last("id"));
-            let arguments = match part.get_last("arguments") {
-                Some(value) => to_python(py, value)?,
-                None => py.None().into_bound(py),
-            };
-            calls.push(Requested {
-                id: id.map(str::to_owned),
-                id_value: id.map(|id| PyString::new(py, id).into_any().unbind()),
-                name: name.to_owned(),
-                name_value: PyString::new(py, name).into_any().unbind(),
-                arguments: arguments.unbind(),
-            });
-        }
+        calls.push(Requested {
+            id: call.id.as_deref().map(str::to_owned),
+            id_value: call
+                .id
+                .as_deref()
+                .map(|id| PyString::new(py, id).into_any().unbind()),
+            name: call.name.to_string(),
+            name_value: PyString::new(py, &call.name).into_any().unbind(),
+            arguments: arguments.unbind(),
+        });
     }
     Ok(())
 }
@@ -499,11 +484,15 @@ fn genai_calls(py: Python<'_>, messages: &Value<'_>, calls: &mut Vec<Requested>)
 /// `{"role": "tool", "parts": [{"type": "tool_call_response", "id", "response"}]}` messages
 /// after the last assistant message: the results, at most [`MAX_CALLS`]. `is_error: true`,
 /// or an `error` that is neither null, false nor zero, marks a failed call.
-fn genai_results(
-    py: Python<'_>,
-    messages: &Value<'_>,
-    results: &mut Vec<Returned>,
-) -> PyResult<()> {
+fn genai_results(py: Python<'_>, text: &str, results: &mut Vec<Returned>) -> PyResult<()> {
+    match json::parse_ordered(text) {
+        Ok(messages) => results_in(py, &messages, results),
+        Err(_) => Ok(()), // not JSON (or deeper than the parser reads): no results
+    }
+}
+
+/// The results of a parsed message list (see [`genai_results`]).
+fn results_in(py: Python<'_>, messages: &Value<'_>, results: &mut Vec<Returned>) -> PyResult<()> {
     let Value::Array(messages) = messages else {
         return Ok(());
     };

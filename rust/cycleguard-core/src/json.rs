@@ -96,8 +96,7 @@ pub fn parse_lenient(text: &str) -> Result<(Value<'_>, bool), ParseError> {
 /// inserting them in order is orjson's: the first position, the last value). Read entries
 /// with [`Value::get_last`]; [`Value::get`] expects sorted objects.
 pub fn parse_ordered(text: &str) -> Result<Value<'_>, ParseError> {
-    let mut p = Parser::new(text);
-    p.ordered = true;
+    let mut p = Parser::new_ordered(text);
     p.ws();
     let value = p.value(0)?;
     p.ws();
@@ -149,6 +148,13 @@ impl<'a> Parser<'a> {
             extended: false,
             ordered: false,
         }
+    }
+
+    /// A strict parser that keeps objects in document order (see [`parse_ordered`]).
+    pub(crate) fn new_ordered(text: &'a str) -> Self {
+        let mut p = Parser::new(text);
+        p.ordered = true;
+        p
     }
 
     /// Whether everything was read.

@@ -6,7 +6,6 @@
 //! answers what the Python code answers for an input it cannot handle.
 
 pub mod args;
-pub mod assistant_text;
 pub mod canon;
 pub mod categories;
 pub mod conventions;
@@ -15,6 +14,7 @@ pub mod dims;
 pub mod echo;
 pub mod failures;
 pub mod fasthash;
+pub mod genai_messages;
 pub mod heap;
 pub mod hibernate;
 pub mod json;

@@ -1,21 +1,24 @@
-//! The assistant text of an OTel GenAI message list (`gen_ai.output.messages`: a JSON list
-//! of `{"role", "parts": [{"type", "content"}], "content"}`), read in one pass.
+//! An OTel GenAI output message list (`gen_ai.output.messages`: a JSON list of `{"role",
+//! "parts": [{"type", ...}], "content"}`), read in one pass: the assistant text
+//! ([`texts`]) and the tool calls the model asked for ([`tool_calls`]).
 //!
-//! Every model span's turn text comes from here, so the list is walked with the strict
-//! parser's own steps ([`Parser`]) instead of being built into a tree, sorted and dropped:
-//! the containers on the way to the texts are read in place, any other value is parsed
-//! (and so checked) as [`json::parse`] parses it, and the same depth limit applies. The
-//! answer is the one `conventions._text_of_messages` gives on orjson's parse: per message,
-//! the `content` of its parts of type `text`, `thinking` or `reasoning`, then its own
-//! `content`, where they are strings; a key given twice counts by its last value, as in a
-//! dict; a single object is one message.
+//! Every model span's output goes through both, so the list is walked with the strict
+//! parser's own steps ([`Parser`]) instead of being built into a tree and dropped: the
+//! containers on the way are read in place, any other value is parsed (and so checked) as
+//! [`json::parse`] parses it, and the same depth limit applies; a key given twice counts by
+//! its last value, as in a dict. The answers are those of the Python readers on orjson's
+//! parse: [`texts`] is `conventions._text_of_messages` (per message, the `content` of its
+//! parts of type `text`, `thinking` or `reasoning`, then its own `content`, where they are
+//! strings; a single object is one message), [`tool_calls`] the GenAI reader of
+//! `model_messages` (the parts of type `tool_call` with a non-empty string `name`, from a
+//! list of messages only).
 
-use crate::json::{self, ParseError, Parser};
+use crate::json::{self, ParseError, Parser, Value};
 use std::borrow::Cow;
 
 /// The texts, in order (empty: none), or why the text could not be read.
 pub fn texts(text: &str) -> Result<Vec<Cow<'_, str>>, ParseError> {
-    let mut p = Parser::new(text);
+    let mut p = Parser::new_ordered(text);
     let mut out = Vec::new();
     p.ws();
     match p.peek() {
@@ -183,10 +186,123 @@ fn part_list<'a>(
     }
 }
 
+/// A tool call the model asked for, as the list holds it: its `id` (a non-empty string, else
+/// None), its `name`, its `arguments` (None when the part has none).
+#[derive(Debug, PartialEq)]
+pub struct ToolCall<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub name: Cow<'a, str>,
+    pub arguments: Option<Value<'a>>,
+}
+
+/// The tool calls of a message list, in order, at most `limit` (the rest of the list is still
+/// read, and checked). Not a list: none.
+pub fn tool_calls(text: &str, limit: usize) -> Result<Vec<ToolCall<'_>>, ParseError> {
+    let mut p = Parser::new_ordered(text);
+    let mut out = Vec::new();
+    p.ws();
+    if p.peek() == b'[' {
+        p.eat(b'[');
+        p.ws();
+        if !p.eat(b']') {
+            loop {
+                p.ws();
+                if p.peek() == b'{' {
+                    let mut calls = Vec::new();
+                    object(&mut p, 2, |p, key| match key {
+                        "parts" => {
+                            calls.clear(); // the last `parts` is the message's
+                            if p.peek() == b'[' {
+                                call_list(p, 3, &mut calls)?;
+                            } else {
+                                p.value(2)?;
+                            }
+                            Ok(true)
+                        }
+                        _ => Ok(false),
+                    })?;
+                    let room = limit.saturating_sub(out.len());
+                    out.extend(calls.into_iter().take(room));
+                } else {
+                    p.value(1)?;
+                }
+                p.ws();
+                if p.eat(b',') {
+                    continue;
+                }
+                if p.eat(b']') {
+                    break;
+                }
+                return Err(ParseError::Invalid);
+            }
+        }
+    } else {
+        p.value(0)?;
+    }
+    p.ws();
+    if !p.at_end() {
+        return Err(ParseError::Invalid);
+    }
+    Ok(out)
+}
+
+/// A list of parts at `depth`: its `tool_call` parts with a name.
+fn call_list<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+    out: &mut Vec<ToolCall<'a>>,
+) -> Result<(), ParseError> {
+    if depth > json::MAX_DEPTH {
+        return Err(ParseError::Unsure);
+    }
+    p.eat(b'[');
+    p.ws();
+    if p.eat(b']') {
+        return Ok(());
+    }
+    loop {
+        p.ws();
+        if p.peek() == b'{' {
+            let mut kind: Option<Cow<'a, str>> = None;
+            let mut name: Option<Cow<'a, str>> = None;
+            let mut id: Option<Cow<'a, str>> = None;
+            let mut arguments: Option<Value<'a>> = None;
+            object(p, depth + 1, |p, key| {
+                match key {
+                    "type" => kind = string_or_skip(p, depth + 1)?,
+                    "name" => name = string_or_skip(p, depth + 1)?,
+                    "id" => id = string_or_skip(p, depth + 1)?,
+                    "arguments" => arguments = Some(p.value(depth + 1)?),
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+            let name = name.filter(|n| !n.is_empty());
+            if let (Some("tool_call"), Some(name)) = (kind.as_deref(), name) {
+                let id = id.filter(|i| !i.is_empty());
+                out.push(ToolCall {
+                    id,
+                    name,
+                    arguments,
+                });
+            }
+        } else {
+            p.value(depth)?;
+        }
+        p.ws();
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b']') {
+            return Ok(());
+        }
+        return Err(ParseError::Invalid);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::Value;
 
     /// The same answer from the built tree (the oracle).
     fn from_tree(text: &str) -> Result<Vec<String>, ParseError> {
@@ -263,6 +379,70 @@ mod tests {
         }
         for case in &cases {
             assert_eq!(streamed(case), from_tree(case), "{case}");
+        }
+    }
+
+    /// The calls from the ordered tree (the oracle: what derive.rs read before).
+    fn calls_from_tree(text: &str) -> Result<Vec<ToolCall<'_>>, ParseError> {
+        let value = json::parse_ordered(text)?;
+        let mut out = Vec::new();
+        let Value::Array(messages) = &value else {
+            return Ok(out);
+        };
+        for message in messages {
+            let Some(Value::Array(parts)) = message.get_last("parts") else {
+                continue;
+            };
+            for part in parts {
+                if part.get_last("type").and_then(Value::as_str) != Some("tool_call") {
+                    continue;
+                }
+                let text = |k: &str| {
+                    part.get_last(k)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| Cow::Owned(s.to_owned()))
+                };
+                let Some(name) = text("name") else { continue };
+                if out.len() < 2 {
+                    out.push(ToolCall {
+                        id: text("id"),
+                        name,
+                        arguments: part.get_last("arguments").cloned(),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn tool_calls_agree_with_the_tree_on_every_prefix_and_mutation() {
+        let seeds = [
+            r#"[{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"grep","arguments":{"z":1,"a":[1,2.5,null],"z":3}},{"type":"text","content":"x"},{"name":"","type":"tool_call"}]},{"parts":[{"type":"tool_call","name":"read","id":"","arguments":"{}"},{"type":"tool_call","name":"third"}],"parts":[{"type":"tool_call","name":"last"}]}]"#,
+            r#"[{"parts":{"type":"tool_call","name":"not a list"}},[1],{"parts":[{"arguments":{"q":"\u00e9\""},"name":"edit","type":"tool_call","type":"x"}]}]"#,
+            r#"{"parts":[{"type":"tool_call","name":"single object"}]}"#,
+        ];
+        let mut cases: Vec<String> = Vec::new();
+        for seed in seeds {
+            for end in 0..=seed.len() {
+                if seed.is_char_boundary(end) {
+                    cases.push(seed[..end].to_owned());
+                }
+            }
+            for (at, _) in seed.char_indices() {
+                for insert in [",", "]", "}", "\"", " ", "x", "{", "["] {
+                    let mut mutated = seed.to_owned();
+                    mutated.insert_str(at, insert);
+                    cases.push(mutated);
+                }
+                let mut removed = seed.to_owned();
+                removed.remove(at);
+                cases.push(removed);
+            }
+        }
+        for case in &cases {
+            assert_eq!(tool_calls(case, 2), calls_from_tree(case), "{case}");
         }
     }
 
