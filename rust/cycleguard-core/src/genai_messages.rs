@@ -18,43 +18,100 @@ use std::borrow::Cow;
 
 /// The texts, in order (empty: none), or why the text could not be read.
 pub fn texts(text: &str) -> Result<Vec<Cow<'_, str>>, ParseError> {
-    let mut p = Parser::new_ordered(text);
     let mut out = Vec::new();
-    p.ws();
-    match p.peek() {
-        b'[' => {
-            // `parse` reads the list as a value at depth 0: an array at depth 1
-            p.eat(b'[');
-            p.ws();
-            if !p.eat(b']') {
-                loop {
-                    p.ws();
-                    if p.peek() == b'{' {
-                        message(&mut p, 2, &mut out)?;
+    document(text, |p| match p.peek() {
+        // `parse` reads the document as a value at depth 0: a list at depth 1
+        b'[' => list(p, 1, |p| message_texts(p, 2, &mut out)),
+        b'{' => message_texts(p, 1, &mut out),
+        _ => p.value(0).map(drop),
+    })?;
+    Ok(out)
+}
+
+/// A tool call the model asked for, as the list holds it: its `id` (a non-empty string, else
+/// None), its `name`, its `arguments` (None when the part has none).
+#[derive(Debug, PartialEq)]
+pub struct ToolCall<'a> {
+    pub id: Option<Cow<'a, str>>,
+    pub name: Cow<'a, str>,
+    pub arguments: Option<Value<'a>>,
+}
+
+/// The tool calls of a message list, in order, at most `limit` (the rest of the list is still
+/// read, and checked). Not a list: none.
+pub fn tool_calls(text: &str, limit: usize) -> Result<Vec<ToolCall<'_>>, ParseError> {
+    let mut out = Vec::new();
+    document(text, |p| match p.peek() {
+        b'[' => list(p, 1, |p| {
+            let mut calls = Vec::new();
+            object(p, 2, |p, key| match key {
+                "parts" => {
+                    calls.clear(); // the last `parts` is the message's
+                    if p.peek() == b'[' {
+                        list(p, 3, |p| tool_call(p, 4, &mut calls))?;
                     } else {
-                        p.value(1)?;
+                        p.value(2)?;
                     }
-                    p.ws();
-                    if p.eat(b',') {
-                        continue;
-                    }
-                    if p.eat(b']') {
-                        break;
-                    }
-                    return Err(ParseError::Invalid);
+                    Ok(true)
                 }
-            }
-        }
-        b'{' => message(&mut p, 1, &mut out)?,
-        _ => {
-            p.value(0)?;
-        }
-    }
+                _ => Ok(false),
+            })?;
+            let room = limit.saturating_sub(out.len());
+            out.extend(calls.into_iter().take(room));
+            Ok(())
+        }),
+        _ => p.value(0).map(drop),
+    })?;
+    Ok(out)
+}
+
+/// Read a whole text with `read` (the parser at its first value), then check that only
+/// whitespace follows, as [`json::parse`] does.
+fn document<'a>(
+    text: &'a str,
+    read: impl FnOnce(&mut Parser<'a>) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
+    let mut p = Parser::new_ordered(text);
+    p.ws();
+    read(&mut p)?;
     p.ws();
     if !p.at_end() {
         return Err(ParseError::Invalid);
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Walk a list at `depth` (the parser at its `[`): `each` reads an object element (at
+/// `depth + 1`); any other element is parsed and dropped.
+fn list<'a>(
+    p: &mut Parser<'a>,
+    depth: usize,
+    mut each: impl FnMut(&mut Parser<'a>) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
+    if depth > json::MAX_DEPTH {
+        return Err(ParseError::Unsure);
+    }
+    p.eat(b'[');
+    p.ws();
+    if p.eat(b']') {
+        return Ok(());
+    }
+    loop {
+        p.ws();
+        if p.peek() == b'{' {
+            each(p)?;
+        } else {
+            p.value(depth)?;
+        }
+        p.ws();
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b']') {
+            return Ok(());
+        }
+        return Err(ParseError::Invalid);
+    }
 }
 
 /// Walk an object at `depth` (its values are read at that depth), key by key: `each` reads
@@ -111,193 +168,84 @@ fn string_or_skip<'a>(
 }
 
 /// One message object at `depth`: its part texts, then its own `content`.
-fn message<'a>(
+fn message_texts<'a>(
     p: &mut Parser<'a>,
     depth: usize,
     out: &mut Vec<Cow<'a, str>>,
 ) -> Result<(), ParseError> {
     let mut parts: Vec<Cow<'a, str>> = Vec::new();
     let mut content: Option<Cow<'a, str>> = None;
-    object(p, depth, |p, key| match key {
-        "parts" => {
-            parts.clear(); // the last `parts` is the message's
-            if p.peek() == b'[' {
-                part_list(p, depth + 1, &mut parts)?;
-            } else {
-                p.value(depth)?;
+    object(p, depth, |p, key| {
+        match key {
+            "parts" => {
+                parts.clear(); // the last `parts` is the message's
+                if p.peek() == b'[' {
+                    list(p, depth + 1, |p| part_text(p, depth + 2, &mut parts))?;
+                } else {
+                    p.value(depth)?;
+                }
             }
-            Ok(true)
+            "content" => content = string_or_skip(p, depth)?,
+            _ => return Ok(false),
         }
-        "content" => {
-            content = string_or_skip(p, depth)?;
-            Ok(true)
-        }
-        _ => Ok(false),
+        Ok(true)
     })?;
     out.append(&mut parts);
     out.extend(content);
     Ok(())
 }
 
-/// A list of parts at `depth`: the contents of its text, thinking and reasoning parts.
-fn part_list<'a>(
+/// One part object at `depth`: its `content`, when it is a text, thinking or reasoning part.
+fn part_text<'a>(
     p: &mut Parser<'a>,
     depth: usize,
     out: &mut Vec<Cow<'a, str>>,
 ) -> Result<(), ParseError> {
-    if depth > json::MAX_DEPTH {
-        return Err(ParseError::Unsure);
-    }
-    p.eat(b'[');
-    p.ws();
-    if p.eat(b']') {
-        return Ok(());
-    }
-    loop {
-        p.ws();
-        if p.peek() == b'{' {
-            let mut kind: Option<Cow<'a, str>> = None;
-            let mut content: Option<Cow<'a, str>> = None;
-            object(p, depth + 1, |p, key| match key {
-                "type" => {
-                    kind = string_or_skip(p, depth + 1)?;
-                    Ok(true)
-                }
-                "content" => {
-                    content = string_or_skip(p, depth + 1)?;
-                    Ok(true)
-                }
-                _ => Ok(false),
-            })?;
-            if matches!(kind.as_deref(), Some("text" | "thinking" | "reasoning")) {
-                out.extend(content);
-            }
-        } else {
-            p.value(depth)?;
+    let mut kind: Option<Cow<'a, str>> = None;
+    let mut content: Option<Cow<'a, str>> = None;
+    object(p, depth, |p, key| {
+        match key {
+            "type" => kind = string_or_skip(p, depth)?,
+            "content" => content = string_or_skip(p, depth)?,
+            _ => return Ok(false),
         }
-        p.ws();
-        if p.eat(b',') {
-            continue;
-        }
-        if p.eat(b']') {
-            return Ok(());
-        }
-        return Err(ParseError::Invalid);
+        Ok(true)
+    })?;
+    if matches!(kind.as_deref(), Some("text" | "thinking" | "reasoning")) {
+        out.extend(content);
     }
+    Ok(())
 }
 
-/// A tool call the model asked for, as the list holds it: its `id` (a non-empty string, else
-/// None), its `name`, its `arguments` (None when the part has none).
-#[derive(Debug, PartialEq)]
-pub struct ToolCall<'a> {
-    pub id: Option<Cow<'a, str>>,
-    pub name: Cow<'a, str>,
-    pub arguments: Option<Value<'a>>,
-}
-
-/// The tool calls of a message list, in order, at most `limit` (the rest of the list is still
-/// read, and checked). Not a list: none.
-pub fn tool_calls(text: &str, limit: usize) -> Result<Vec<ToolCall<'_>>, ParseError> {
-    let mut p = Parser::new_ordered(text);
-    let mut out = Vec::new();
-    p.ws();
-    if p.peek() == b'[' {
-        p.eat(b'[');
-        p.ws();
-        if !p.eat(b']') {
-            loop {
-                p.ws();
-                if p.peek() == b'{' {
-                    let mut calls = Vec::new();
-                    object(&mut p, 2, |p, key| match key {
-                        "parts" => {
-                            calls.clear(); // the last `parts` is the message's
-                            if p.peek() == b'[' {
-                                call_list(p, 3, &mut calls)?;
-                            } else {
-                                p.value(2)?;
-                            }
-                            Ok(true)
-                        }
-                        _ => Ok(false),
-                    })?;
-                    let room = limit.saturating_sub(out.len());
-                    out.extend(calls.into_iter().take(room));
-                } else {
-                    p.value(1)?;
-                }
-                p.ws();
-                if p.eat(b',') {
-                    continue;
-                }
-                if p.eat(b']') {
-                    break;
-                }
-                return Err(ParseError::Invalid);
-            }
-        }
-    } else {
-        p.value(0)?;
-    }
-    p.ws();
-    if !p.at_end() {
-        return Err(ParseError::Invalid);
-    }
-    Ok(out)
-}
-
-/// A list of parts at `depth`: its `tool_call` parts with a name.
-fn call_list<'a>(
+/// One part object at `depth`: a call, when it is a `tool_call` part with a name.
+fn tool_call<'a>(
     p: &mut Parser<'a>,
     depth: usize,
     out: &mut Vec<ToolCall<'a>>,
 ) -> Result<(), ParseError> {
-    if depth > json::MAX_DEPTH {
-        return Err(ParseError::Unsure);
-    }
-    p.eat(b'[');
-    p.ws();
-    if p.eat(b']') {
-        return Ok(());
-    }
-    loop {
-        p.ws();
-        if p.peek() == b'{' {
-            let mut kind: Option<Cow<'a, str>> = None;
-            let mut name: Option<Cow<'a, str>> = None;
-            let mut id: Option<Cow<'a, str>> = None;
-            let mut arguments: Option<Value<'a>> = None;
-            object(p, depth + 1, |p, key| {
-                match key {
-                    "type" => kind = string_or_skip(p, depth + 1)?,
-                    "name" => name = string_or_skip(p, depth + 1)?,
-                    "id" => id = string_or_skip(p, depth + 1)?,
-                    "arguments" => arguments = Some(p.value(depth + 1)?),
-                    _ => return Ok(false),
-                }
-                Ok(true)
-            })?;
-            let name = name.filter(|n| !n.is_empty());
-            if let (Some("tool_call"), Some(name)) = (kind.as_deref(), name) {
-                let id = id.filter(|i| !i.is_empty());
-                out.push(ToolCall {
-                    id,
-                    name,
-                    arguments,
-                });
-            }
-        } else {
-            p.value(depth)?;
+    let mut kind: Option<Cow<'a, str>> = None;
+    let mut name: Option<Cow<'a, str>> = None;
+    let mut id: Option<Cow<'a, str>> = None;
+    let mut arguments: Option<Value<'a>> = None;
+    object(p, depth, |p, key| {
+        match key {
+            "type" => kind = string_or_skip(p, depth)?,
+            "name" => name = string_or_skip(p, depth)?,
+            "id" => id = string_or_skip(p, depth)?,
+            "arguments" => arguments = Some(p.value(depth)?),
+            _ => return Ok(false),
         }
-        p.ws();
-        if p.eat(b',') {
-            continue;
-        }
-        if p.eat(b']') {
-            return Ok(());
-        }
-        return Err(ParseError::Invalid);
+        Ok(true)
+    })?;
+    let name = name.filter(|n| !n.is_empty());
+    if let (Some("tool_call"), Some(name)) = (kind.as_deref(), name) {
+        out.push(ToolCall {
+            id: id.filter(|i| !i.is_empty()),
+            name,
+            arguments,
+        });
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -352,13 +300,8 @@ mod tests {
         assert_eq!(streamed(list).unwrap(), ["r"]);
     }
 
-    #[test]
-    fn agrees_with_the_tree_on_every_prefix_and_mutation() {
-        let seeds = [
-            r#"[{"role":"assistant","parts":[{"type":"text","content":"Let me retry."}]}]"#,
-            r#"[{"parts":[{"type":"text","content":"a\u00e9\"b"},[1,2,{"x":null}],3.5e2],"content":"c"},true,null,"s",[{"content":"x"}]]"#,
-            r#"  {"parts": [ {"type" : "thinking" , "content":"t"} ] , "content" : "u" }  "#,
-        ];
+    /// Every prefix of each seed, and each seed with one byte inserted or removed anywhere.
+    fn mutations(seeds: &[&str]) -> Vec<String> {
         let mut cases: Vec<String> = Vec::new();
         for seed in seeds {
             for end in 0..=seed.len() {
@@ -368,16 +311,26 @@ mod tests {
             }
             for (at, _) in seed.char_indices() {
                 for insert in [",", "]", "}", "\"", " ", "x", "{", "["] {
-                    let mut mutated = seed.to_owned();
+                    let mut mutated = (*seed).to_owned();
                     mutated.insert_str(at, insert);
                     cases.push(mutated);
                 }
-                let mut removed = seed.to_owned();
+                let mut removed = (*seed).to_owned();
                 removed.remove(at);
                 cases.push(removed);
             }
         }
-        for case in &cases {
+        cases
+    }
+
+    #[test]
+    fn texts_agree_with_the_tree_on_every_prefix_and_mutation() {
+        let seeds = [
+            r#"[{"role":"assistant","parts":[{"type":"text","content":"Let me retry."}]}]"#,
+            r#"[{"parts":[{"type":"text","content":"a\u00e9\"b"},[1,2,{"x":null}],3.5e2],"content":"c"},true,null,"s",[{"content":"x"}]]"#,
+            r#"  {"parts": [ {"type" : "thinking" , "content":"t"} ] , "content" : "u" }  "#,
+        ];
+        for case in &mutations(&seeds) {
             assert_eq!(streamed(case), from_tree(case), "{case}");
         }
     }
@@ -423,25 +376,7 @@ mod tests {
             r#"[{"parts":{"type":"tool_call","name":"not a list"}},[1],{"parts":[{"arguments":{"q":"\u00e9\""},"name":"edit","type":"tool_call","type":"x"}]}]"#,
             r#"{"parts":[{"type":"tool_call","name":"single object"}]}"#,
         ];
-        let mut cases: Vec<String> = Vec::new();
-        for seed in seeds {
-            for end in 0..=seed.len() {
-                if seed.is_char_boundary(end) {
-                    cases.push(seed[..end].to_owned());
-                }
-            }
-            for (at, _) in seed.char_indices() {
-                for insert in [",", "]", "}", "\"", " ", "x", "{", "["] {
-                    let mut mutated = seed.to_owned();
-                    mutated.insert_str(at, insert);
-                    cases.push(mutated);
-                }
-                let mut removed = seed.to_owned();
-                removed.remove(at);
-                cases.push(removed);
-            }
-        }
-        for case in &cases {
+        for case in &mutations(&seeds) {
             assert_eq!(tool_calls(case, 2), calls_from_tree(case), "{case}");
         }
     }
