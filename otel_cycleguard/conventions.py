@@ -159,7 +159,7 @@ def _token_of(value: Any) -> int | None:
 #: A span-named session id longer than this is kept as its first ``_KEPT_ID_PREFIX``
 #: characters and a hash of the whole: an id is a table key, a state-file entry and a report
 #: column, and a sender's 64 KiB "conversation id" must not cost 64 KiB in each.
-MAX_SESSION_ID_LENGTH: Final = 256
+MAX_SESSION_ID_LENGTH: Final[int] = _core.MAX_SESSION_ID_LENGTH  # the core's bound
 _KEPT_ID_PREFIX: Final = 200
 
 

@@ -48,12 +48,13 @@ __all__ = [
     "returned_results",
 ]
 
-#: At most this many tool calls are read from one message list (a model asks for a few).
-MAX_CALLS: Final = 64
+#: At most this many tool calls are read from one message list (a model asks for a few); the
+#: core's bound, which its readers apply too.
+MAX_CALLS: Final[int] = _core.MAX_CALLS
 #: Indexed messages past this index are ignored (the history grows every turn).
 MAX_MESSAGES: Final = 1024
-#: JSON message lists longer than this are not parsed (a pathological history).
-MAX_JSON_CHARS: Final = 4_000_000
+#: JSON message lists longer than this are not parsed (a pathological history); the core's.
+MAX_JSON_CHARS: Final[int] = _core.MAX_JSON_CHARS
 
 _OI_IN: Final = "llm.input_messages."
 _OI_OUT: Final = "llm.output_messages."

@@ -50,6 +50,17 @@ pub fn text_of<'a>(text: &'a Bound<'_, PyString>) -> Option<&'a str> {
     }
 }
 
+/// The key a Python value is compared by where Rust keeps it (a span id, a session, a tool
+/// name): the text of an exact `str`; anything else (a `str` with a lone surrogate, a
+/// subclass, another type) its `repr` after a NUL, which no text key holds, so that two keys
+/// are equal only when the values are.
+pub fn text_key<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
+    if let Ok(text) = exact_str(value) {
+        return Ok(Cow::Borrowed(text));
+    }
+    Ok(Cow::Owned(format!("\0{}", value.repr()?.to_string_lossy())))
+}
+
 /// The UTF-8 text of a live exact `str` (Fallback, its error cleared, when it holds a lone
 /// surrogate), for as long as the caller's borrow of it: PyUnicode_AsUTF8AndSize without
 /// the wrapping of PyO3's `to_str`, which builds a Python error to drop for a surrogate.

@@ -52,7 +52,7 @@ const MODEL_TURN_FIELDS: [&str; 9] = [
 /// Indexed message keys read for a turn's text (`_indexed_text`).
 const INDEXED_MESSAGES: usize = 16;
 /// Session ids longer than this (in characters) are bounded by the Python helper.
-const MAX_SESSION_ID_LENGTH: isize = 256;
+pub const MAX_SESSION_ID_LENGTH: isize = 256;
 
 /// The attribute keys read here, interned once (a dict finds an interned key by pointer).
 struct Keys {
@@ -81,7 +81,6 @@ struct Keys {
     tl_session: [Py<PyString>; 4],
     agent_names: [Py<PyString>; 2],
     tl_entity_name: Py<PyString>,
-    get: Py<PyString>,
 }
 
 impl Keys {
@@ -139,7 +138,6 @@ impl Keys {
             ],
             agent_names: [k("gen_ai.agent.name"), k("agent.name")],
             tl_entity_name: k("traceloop.entity.name"),
-            get: k("get"),
         }
     }
 }
@@ -172,35 +170,44 @@ struct Helpers {
 }
 
 /// A span's attributes: a dict read in place, or any other mapping through its `get`.
-struct Attrs<'a, 'py> {
+pub(crate) struct Attrs<'a, 'py> {
     dict: Option<&'a Bound<'py, PyDict>>,
     any: &'a Bound<'py, PyAny>,
-    get: &'a Py<PyString>,
 }
 
 impl<'a, 'py> Attrs<'a, 'py> {
-    fn new(attributes: &'a Bound<'py, PyAny>, keys: &'a Keys) -> Self {
+    pub(crate) fn new(attributes: &'a Bound<'py, PyAny>) -> Self {
         Attrs {
             dict: attributes.downcast_exact::<PyDict>().ok(),
             any: attributes,
-            get: &keys.get,
         }
     }
 
     /// `attributes.get(key)`, None also for a key whose value is None (as Python reads it).
     #[inline]
-    fn get(&self, key: &Py<PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = self.any.py();
+    pub(crate) fn get(&self, key: &Py<PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.get_str(key.bind(self.any.py()))
+    }
+
+    /// `attributes.get(key)` for a key the caller holds bound (any `str`).
+    #[inline]
+    pub(crate) fn get_str(
+        &self,
+        key: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let value = match self.dict {
-            Some(dict) => dict.get_item(key.bind(py))?,
-            None => Some(self.any.call_method1(self.get.bind(py), (key.bind(py),))?),
+            Some(dict) => dict.get_item(key)?,
+            None => Some(
+                self.any
+                    .call_method1(pyo3::intern!(self.any.py(), "get"), (key,))?,
+            ),
         };
         Ok(value.filter(|v| !v.is_none()))
     }
 
     /// `key in attributes`.
     #[inline]
-    fn contains(&self, key: &Py<PyString>) -> PyResult<bool> {
+    pub(crate) fn contains(&self, key: &Py<PyString>) -> PyResult<bool> {
         let py = self.any.py();
         match self.dict {
             Some(dict) => dict.contains(key.bind(py)),
@@ -221,7 +228,7 @@ pub(crate) fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
 
 /// A non-empty `str` (any subclass), as `isinstance(value, str) and value` reads it.
 #[inline]
-fn non_empty_str<'py>(value: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+pub(crate) fn non_empty_str<'py>(value: Option<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
     value.filter(|v| v.is_instance_of::<PyString>() && !is_empty_str(v))
 }
 
@@ -282,7 +289,7 @@ fn substring<'py>(
     }
 }
 
-fn char_len(text: &Bound<'_, PyString>) -> isize {
+pub(crate) fn char_len(text: &Bound<'_, PyString>) -> isize {
     // SAFETY: as in `is_empty_str`.
     unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) }
 }
@@ -396,7 +403,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        crate::guarded(|| self.tool_name_of(name, &Attrs::new(attributes, &self.keys)))
+        crate::guarded(|| self.tool_name_of(name, &Attrs::new(attributes)))
     }
 
     /// The conversation/session id a span names itself, if any (long ids bounded).
@@ -458,7 +465,7 @@ impl Conventions {
         context: &Bound<'py, PyAny>,
     ) -> PyResult<Option<(Bound<'py, PyString>, Py<SpanScope>)>> {
         crate::guarded(|| {
-            let role = self.role(name, &Attrs::new(attrs, &self.keys))?;
+            let role = self.role(name, &Attrs::new(attrs))?;
             if role == Role::Own {
                 return Ok(None);
             }
@@ -498,7 +505,7 @@ impl Conventions {
         crate::guarded(|| {
             let py = name.py();
             let keys = &self.keys;
-            let attrs = Attrs::new(attributes, keys);
+            let attrs = Attrs::new(attributes);
             let mut error = status_error;
             let shape = self.tool_shape(&attrs)?;
             let (arguments, result) = match shape {
@@ -551,7 +558,7 @@ impl Conventions {
                 }
             }
             let read_only = self.read_only(&attrs)?;
-            let fingerprint = match attrs.get_any(state_attribute)? {
+            let fingerprint = match attrs.get_str(state_attribute)? {
                 Some(value) => value.str()?.into_any(),
                 None => py.None().into_bound(py),
             };
@@ -592,7 +599,7 @@ impl Conventions {
         crate::guarded(|| {
             let py = attributes.py();
             let keys = &self.keys;
-            let attrs = Attrs::new(attributes, keys);
+            let attrs = Attrs::new(attributes);
             let mut text = match attrs.get(&keys.output_messages)? {
                 Some(raw) => self.text_of_messages(&raw)?,
                 None => None,
@@ -618,7 +625,7 @@ impl Conventions {
                     }
                 }
             }
-            let fingerprint = match attrs.get_any(state_attribute)? {
+            let fingerprint = match attrs.get_str(state_attribute)? {
                 Some(value) => value.str()?.into_any(),
                 None => py.None().into_bound(py),
             };
@@ -653,20 +660,6 @@ impl Conventions {
                 ],
             )
         })
-    }
-}
-
-impl<'a, 'py> Attrs<'a, 'py> {
-    /// `attributes.get(key)` for a key the caller gives (any `str`).
-    fn get_any(&self, key: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let value = match self.dict {
-            Some(dict) => dict.get_item(key)?,
-            None => Some(
-                self.any
-                    .call_method1(self.get.bind(self.any.py()), (key,))?,
-            ),
-        };
-        Ok(value.filter(|v| !v.is_none()))
     }
 }
 
@@ -719,7 +712,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyString>> {
-        let role = self.role(name, &Attrs::new(attributes, &self.keys))?;
+        let role = self.role(name, &Attrs::new(attributes))?;
         Ok(self.role_name(role).bind(name.py()).clone())
     }
 
@@ -729,7 +722,7 @@ impl Conventions {
         name: &Bound<'_, PyString>,
         attributes: &Bound<'_, PyAny>,
     ) -> PyResult<Role> {
-        self.role(name, &Attrs::new(attributes, &self.keys))
+        self.role(name, &Attrs::new(attributes))
     }
 
     /// The `SpanRole` value of a role (interned).
@@ -751,7 +744,7 @@ impl Conventions {
         attributes: &Bound<'_, PyAny>,
         delegating: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
-        let tool = self.tool_name_of(name, &Attrs::new(attributes, &self.keys))?;
+        let tool = self.tool_name_of(name, &Attrs::new(attributes))?;
         let lowered = tool.call_method0(pyo3::intern!(name.py(), "lower"))?;
         delegating.contains(lowered)
     }
@@ -761,7 +754,7 @@ impl Conventions {
         &self,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let attrs = Attrs::new(attributes, &self.keys);
+        let attrs = Attrs::new(attributes);
         if let Some(dict) = attrs.dict {
             if !names_a_session(dict) {
                 return Ok(None); // most spans name none: one look at each key
@@ -795,7 +788,7 @@ impl Conventions {
         name: &Bound<'py, PyString>,
         attributes: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let attrs = Attrs::new(attributes, &self.keys);
+        let attrs = Attrs::new(attributes);
         let [first, second] = &self.keys.agent_names;
         // `get(a) or get(b)`: the second when the first is missing or falsy
         let mut value = attrs.get(first)?;

@@ -12,21 +12,21 @@
 //! it cannot read asks for nothing.
 
 use crate::canon::{self, exact_str};
-use crate::conventions::{equals, Conventions};
+use crate::conventions::{char_len, equals, non_empty_str, Attrs, Conventions};
 use crate::json::{self, Value};
 use crate::slotted::{SlotReader, Slotted};
 use lru::LruCache;
 use pyo3::exceptions::PyValueError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
+use std::borrow::Cow;
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 
 /// At most this many tool calls are read from one message list, and kept per session.
 pub const MAX_CALLS: usize = 64;
 /// JSON message lists longer than this (characters) are not parsed.
-const MAX_JSON_CHARS: isize = 4_000_000;
+pub const MAX_JSON_CHARS: isize = 4_000_000;
 
 const REQUESTED_FIELDS: [&str; 3] = ["id", "name", "arguments"];
 const RETURNED_FIELDS: [&str; 3] = ["id", "content", "error"];
@@ -67,22 +67,9 @@ enum Shape {
     Events,
 }
 
-/// The key an id or a name is compared by: the text of an exact `str`; anything else by its
-/// `repr` after a NUL (which no text id holds), so that two keys are equal only when the
-/// values are.
+/// The key an id or a name is compared by ([`canon::text_key`]), owned.
 fn text_key(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(text) = exact_str(value) {
-        return Ok(text.to_owned());
-    }
-    Ok(format!("\0{}", value.repr()?.to_string_lossy()))
-}
-
-/// A non-empty `str` (`_text`): its key and the value.
-fn text_of<'py>(value: Option<Bound<'py, PyAny>>) -> PyResult<Option<(String, Bound<'py, PyAny>)>> {
-    match value {
-        Some(v) if v.is_instance_of::<PyString>() && v.is_truthy()? => Ok(Some((text_key(&v)?, v))),
-        _ => Ok(None),
-    }
+    canon::text_key(value).map(Cow::into_owned)
 }
 
 /// A tool call the model asked for.
@@ -262,7 +249,7 @@ fn event_list<'py>(events: Option<&Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py
 
 impl Messages {
     fn contains(&self, attributes: &Bound<'_, PyAny>, key: &Py<PyString>) -> PyResult<bool> {
-        attributes.contains(key.bind(attributes.py()))
+        Attrs::new(attributes).contains(key)
     }
 
     /// Which message shape the attributes carry (`_convention`).
@@ -327,16 +314,11 @@ impl Messages {
         key: &Py<PyString>,
         read: impl FnOnce(&str) -> PyResult<()>,
     ) -> PyResult<()> {
-        let py = attributes.py();
-        let raw = match attributes.downcast_exact::<PyDict>() {
-            Ok(dict) => dict.get_item(key.bind(py))?,
-            Err(_) => Some(attributes.call_method1(pyo3::intern!(py, "get"), (key.bind(py),))?),
-        };
+        let raw = Attrs::new(attributes).get(key)?;
         let Some(raw) = raw.filter(|r| r.is_instance_of::<PyString>()) else {
             return Ok(());
         };
-        // SAFETY: `raw` is a live `str` (checked; GIL held); only its length is read.
-        if unsafe { ffi::PyUnicode_GetLength(raw.as_ptr()) } > MAX_JSON_CHARS {
+        if char_len(raw.downcast::<PyString>()?) > MAX_JSON_CHARS {
             return Ok(());
         }
         let text = match exact_str(&raw) {
@@ -924,14 +906,10 @@ impl DerivedCalls {
 
     /// The tool-call id a real tool span names (`tool_call_id`).
     fn call_id(&self, attributes: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-        let py = attributes.py();
+        let attrs = Attrs::new(attributes);
         for key in &self.call_id_keys {
-            let value = match attributes.downcast_exact::<PyDict>() {
-                Ok(dict) => dict.get_item(key.bind(py))?,
-                Err(_) => Some(attributes.call_method1(pyo3::intern!(py, "get"), (key.bind(py),))?),
-            };
-            if let Some((key, _)) = text_of(value)? {
-                return Ok(Some(key));
+            if let Some(id) = non_empty_str(attrs.get(key)?) {
+                return text_key(&id).map(Some);
             }
         }
         Ok(None)

@@ -737,6 +737,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<span_scope::Scopes>()?;
     m.add_class::<derive::Messages>()?;
     m.add_class::<derive::DerivedCalls>()?;
+    // the bounds the Python readers of the same stages share (one source: these)
+    m.add("MAX_CALLS", derive::MAX_CALLS)?;
+    m.add("MAX_JSON_CHARS", derive::MAX_JSON_CHARS)?;
+    m.add("MAX_SESSION_ID_LENGTH", conventions::MAX_SESSION_ID_LENGTH)?;
     m.add_function(wrap_pyfunction!(edits_files, m)?)?;
     m.add_function(wrap_pyfunction!(changes_environment, m)?)?;
     m.add_function(wrap_pyfunction!(command_text, m)?)?;

@@ -7,13 +7,12 @@
 //! parents first (a parent that arrives after its child is resolved first), ordered by start,
 //! each tool and model span with the pipeline's `Scope` (`scope_of`), in one crossing.
 
-use crate::canon::exact_str;
+use crate::canon::text_key;
 use crate::conventions::{equals, Conventions};
 use crate::fasthash::HashMap;
 use crate::slotted::{SlotReader, Slotted};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyString, PyTuple, PyType};
-use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// What a span passes on to its descendants.
@@ -298,17 +297,6 @@ struct Resolved<'py> {
     info: Option<Bound<'py, SpanScope>>,
 }
 
-/// The key of an id in a trace's map: the text of a `str` (ids are hex); anything else (a
-/// `str` with a lone surrogate, a subclass, another type) by its `repr`, after a NUL no hex
-/// id holds, so that two ids share a key only when Python's dict would take them as one.
-fn id_key<'a>(id: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, str>> {
-    if let Ok(text) = exact_str(id) {
-        return Ok(Cow::Borrowed(text));
-    }
-    let text = id.repr()?;
-    Ok(Cow::Owned(format!("\0{}", text.to_string_lossy())))
-}
-
 /// A trace's spans by id, as the replay's `{span.span_id: span for span in spans}`: each id
 /// names the last span that has it (its "home"), where what the id resolves to is kept.
 struct Trace<'a, 'py> {
@@ -328,7 +316,7 @@ impl<'a, 'py> Trace<'a, 'py> {
     fn new(items: &'a [Item<'py>]) -> PyResult<Self> {
         let keys = items
             .iter()
-            .map(|item| id_key(&item.span_id))
+            .map(|item| text_key(&item.span_id))
             .collect::<PyResult<Vec<_>>>()?;
         let mut by_id: HashMap<&str, usize> = HashMap::default();
         by_id.reserve(items.len());
@@ -340,7 +328,7 @@ impl<'a, 'py> Trace<'a, 'py> {
         let parent_home = items
             .iter()
             .map(|item| match &item.parent {
-                Some(parent) => Ok(by_id.get(id_key(parent)?.as_ref()).copied()),
+                Some(parent) => Ok(by_id.get(text_key(parent)?.as_ref()).copied()),
                 None => Ok(None),
             })
             .collect::<PyResult<Vec<_>>>()?;
