@@ -197,9 +197,7 @@ pub fn exit_code(head: &str) -> Option<Code> {
     // Only `<`, `"` and `e` or `E` start one of the three (no other character folds to `e`):
     // the scan jumps from one of those bytes (ASCII, so character boundaries) to the next.
     loop {
-        i = swar::find(bytes, i, exit_starts, |b| {
-            matches!(b, b'<' | b'"' | b'e' | b'E')
-        });
+        i = swar::find(bytes, i, exit_starts);
         if i >= bytes.len() {
             break;
         }

@@ -376,7 +376,8 @@ pub fn replace_pass_into(
 /// The next position at or after `i` that may lead a letter-led match. With SSE2 (x86-64),
 /// sixteen bytes at a time and only where one can start: a hex letter that begins a run of 7
 /// hex characters, or `pid` in any case (see [`letter_candidate`]); the last 31 bytes, and
-/// every byte elsewhere, by [`may_lead_letter`] (a superset: `letter_led` rejects the rest).
+/// every byte elsewhere, by [`may_lead_letter_flags`] (a superset: `letter_led` rejects the
+/// rest).
 #[inline(always)]
 pub fn find_letter_lead(t: &[u8], i: usize) -> usize {
     #[allow(unused_mut)]
@@ -400,24 +401,21 @@ pub fn find_letter_lead(t: &[u8], i: usize) -> usize {
         }
         i += 16;
     }
-    swar::find(t, i, may_lead_letter_flags, may_lead_letter)
+    swar::find(t, i, may_lead_letter_flags)
 }
 
 /// The letter-led pass's positions byte class by byte class (the reference of
 /// [`find_letter_lead`] in the tests).
 #[cfg(test)]
 fn find_letter_lead_bytewise(t: &[u8], i: usize) -> usize {
-    swar::find(t, i, may_lead_letter_flags, may_lead_letter)
+    swar::find(t, i, may_lead_letter_flags)
 }
 
-/// [`may_lead_letter`] eight bytes at a time.
+/// Bytes that may lead a letter-led match, eight at a time: a hex letter, or `p` in either
+/// case.
 #[inline(always)]
 pub fn may_lead_letter_flags(x: u64) -> u64 {
     swar::hex_letters(x) | swar::p_either(x)
-}
-
-pub fn may_lead_letter(b: u8) -> bool {
-    (is_hex(b) && !is_digit(b)) || b == b'p' || b == b'P'
 }
 
 /// `text` with the default volatile patterns replaced by `#`, exactly as

@@ -123,7 +123,10 @@ impl Chunk {
 }
 
 /// The first index at or after `from` whose byte is in `class` (sixteen bytes at a time),
-/// then as `swar::find` reads the rest (`flags` and `test`: the same class).
+/// or `t.len()`. A text of 16 bytes or more ends with one load of its last sixteen bytes,
+/// overlapping what was read, its bits below `i` shifted out: a fixed cost where a word and
+/// then byte loop took a varying number of steps (and the branch predictor's misses with
+/// them). A shorter text is read as `swar::find` reads it (`flags`: the class on words).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn find16(
@@ -131,7 +134,6 @@ fn find16(
     from: usize,
     class: impl Fn(&Chunk) -> u32,
     flags: impl Fn(u64) -> u64,
-    test: impl Fn(u8) -> bool,
 ) -> usize {
     let mut i = from;
     while i + 16 <= t.len() {
@@ -141,15 +143,29 @@ fn find16(
         }
         i += 16;
     }
-    crate::swar::find(t, i, flags, test)
+    if i >= t.len() {
+        return t.len();
+    }
+    if t.len() < 16 {
+        return crate::swar::find(t, i, flags);
+    }
+    // `t.len() - 16 < i < t.len()`: the shift is 1..=15 and drops the bytes before `i`
+    let last = t.len() - 16;
+    let found = class(&Chunk::at(t, last)) >> (i - last);
+    if found != 0 {
+        i + found.trailing_zeros() as usize
+    } else {
+        t.len()
+    }
 }
 
-#[inline(always)]
+#[cfg(test)]
 fn is_digit(b: u8) -> bool {
     b.is_ascii_digit()
 }
 
-#[inline(always)]
+/// What a JSON string escapes, byte by byte (the reference of the tests).
+#[cfg(test)]
 fn escaped(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
@@ -172,24 +188,18 @@ pub fn find_byte(t: &[u8], from: usize, byte: u8) -> usize {
         from,
         |c| c.equal(byte),
         |x| crate::swar::equal(x, byte as u64),
-        |b| b == byte,
     );
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    return crate::swar::find(
-        t,
-        from,
-        |x| crate::swar::equal(x, byte as u64),
-        |b| b == byte,
-    );
+    return crate::swar::find(t, from, |x| crate::swar::equal(x, byte as u64));
 }
 
 /// The first ASCII digit at or after `from`, or `t.len()`.
 #[inline(always)]
 pub fn find_digit(t: &[u8], from: usize) -> usize {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return find16(t, from, Chunk::digits, crate::swar::digits, is_digit);
+    return find16(t, from, Chunk::digits, crate::swar::digits);
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    return crate::swar::find(t, from, crate::swar::digits, is_digit);
+    return crate::swar::find(t, from, crate::swar::digits);
 }
 
 /// The first byte a JSON string escapes at or after `from` (a control character, `"`, `\\`),
@@ -197,9 +207,9 @@ pub fn find_digit(t: &[u8], from: usize) -> usize {
 #[inline(always)]
 pub fn find_escape(t: &[u8], from: usize) -> usize {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    return find16(t, from, Chunk::escapes, escaped_flags, escaped);
+    return find16(t, from, Chunk::escapes, escaped_flags);
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-    return crate::swar::find(t, from, escaped_flags, escaped);
+    return crate::swar::find(t, from, escaped_flags);
 }
 
 #[cfg(test)]

@@ -66,25 +66,43 @@ pub fn word(t: &[u8], i: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// The first index at or after `from` whose byte is in the class (`flags` on words, `test` on
-/// single bytes: the same class), or `t.len()`.
+/// The first index at or after `from` whose byte is in the class (`flags` on words), or
+/// `t.len()`. Words from `from` on; a text of eight bytes or more ends with its last word,
+/// overlapping what was read, the bytes before the ones left shifted out (the classes are
+/// exact per byte: nothing carries between bytes). A shorter text is read byte by byte: one
+/// word built from fewer than eight bytes measured slower than the loop over them.
 #[inline(always)]
-pub fn find(t: &[u8], from: usize, flags: impl Fn(u64) -> u64, test: impl Fn(u8) -> bool) -> usize {
+pub fn find(t: &[u8], from: usize, flags: impl Fn(u64) -> u64) -> usize {
+    let n = t.len();
     let mut i = from;
-    while i + 8 <= t.len() {
+    while i + 8 <= n {
         let f = flags(word(t, i));
         if f != 0 {
             return i + (f.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < t.len() {
-        if test(t[i]) {
-            return i;
-        }
-        i += 1;
+    if i >= n {
+        return n;
     }
-    t.len()
+    let f = if n >= 8 {
+        // `n - 8 < i < n`: the shift is 8..=56 bits
+        let last = n - 8;
+        flags(word(t, last)) >> (8 * (i - last))
+    } else {
+        while i < n {
+            if flags(u64::from(t[i])) & 0x80 != 0 {
+                return i;
+            }
+            i += 1;
+        }
+        return n;
+    };
+    if f != 0 {
+        i + (f.trailing_zeros() / 8) as usize
+    } else {
+        n
+    }
 }
 
 #[cfg(test)]
@@ -116,7 +134,37 @@ mod tests {
     #[test]
     fn find_skips_to_the_first_member() {
         let t = b"abcdefghijklmnopq7rs";
-        assert_eq!(find(t, 0, digits, |b| b.is_ascii_digit()), 17);
-        assert_eq!(find(t, 18, digits, |b| b.is_ascii_digit()), t.len());
+        assert_eq!(find(t, 0, digits), 17);
+        assert_eq!(find(t, 18, digits), t.len());
+    }
+
+    #[test]
+    fn find_agrees_with_a_byte_loop_for_every_length_and_start() {
+        let mut y: u64 = 0x9E37_79B9_7F4A_7C15;
+        let alphabet = b"ab7\"\x00\x1f\x80\xffpP";
+        for _ in 0..3_000 {
+            let n = (crate::testing::xorshift(&mut y) % 30) as usize;
+            let t: Vec<u8> = (0..n)
+                .map(|_| {
+                    let y = crate::testing::xorshift(&mut y);
+                    alphabet[(y % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            for from in 0..=n + 1 {
+                let naive = |class: fn(u8) -> bool| (from..n).find(|&i| class(t[i])).unwrap_or(n);
+                assert_eq!(
+                    find(&t, from, digits),
+                    naive(|b| b.is_ascii_digit()),
+                    "{t:?}"
+                );
+                assert_eq!(
+                    find(&t, from, |x| below(x, 0x20)),
+                    naive(|b| b < 0x20),
+                    "{t:?}"
+                );
+                assert_eq!(find(&t, from, |x| equal(x, 0)), naive(|b| b == 0), "{t:?}");
+                assert_eq!(find(&t, from, p_either), naive(|b| b == b'p' || b == b'P'));
+            }
+        }
     }
 }
