@@ -485,7 +485,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     loop {
         // the next byte to escape, sixteen or eight bytes at a time (text rarely has one)
         let i = crate::simd::find_escape(bytes, run);
-        copy_run(out, &bytes[run..i]);
+        crate::copy::copy_run(out, &bytes[run..i]);
         if i >= bytes.len() {
             break;
         }
@@ -510,41 +510,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         run = i + 1;
     }
     out.push(b'"');
-}
-
-/// `out.extend_from_slice(run)` in moves of fixed size: whole blocks of 16 bytes, then the
-/// run's last 16 (or 8, or 4) bytes written over the end of what was written, so that the
-/// moves meet. A call to `memcpy` per string run cost more than the copy itself (its size
-/// dispatch mispredicted), and a string's runs are mostly short.
-#[inline(always)]
-fn copy_run(out: &mut Vec<u8>, run: &[u8]) {
-    match run.len() {
-        16.. => copy_in_moves::<16>(out, run),
-        8..=15 => copy_in_moves::<8>(out, run),
-        4..=7 => copy_in_moves::<4>(out, run),
-        _ => {
-            for &b in run {
-                out.push(b);
-            }
-        }
-    }
-}
-
-/// [`copy_run`] in `W`-byte moves (`run.len() >= W`): blocks from the start, then the last
-/// `W` bytes at `base + n - W`, over the part of the last block that reached past them.
-#[inline(always)]
-fn copy_in_moves<const W: usize>(out: &mut Vec<u8>, run: &[u8]) {
-    let (base, n) = (out.len(), run.len());
-    let block = |k: usize| -> [u8; W] { run[k..k + W].try_into().expect("W bytes") };
-    let mut k = 0;
-    while k + W <= n {
-        out.extend_from_slice(&block(k));
-        k += W;
-    }
-    if k < n {
-        out.truncate(base + n - W);
-        out.extend_from_slice(&block(n - W));
-    }
 }
 
 /// A float as orjson writes it: `null` for NaN and infinities, else the shortest round-trip
@@ -641,20 +606,6 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out, &parse(text).unwrap());
         String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn a_run_is_copied_whole_after_what_was_written_for_every_length() {
-        let source: Vec<u8> = (0..100u8).map(|b| b.wrapping_mul(37)).collect();
-        for written in [0usize, 1, 5, 17] {
-            for n in 0..=source.len() {
-                let mut out: Vec<u8> = vec![b'"'; written];
-                copy_run(&mut out, &source[..n]);
-                let mut expected = vec![b'"'; written];
-                expected.extend_from_slice(&source[..n]);
-                assert_eq!(out, expected, "{written} then {n}");
-            }
-        }
     }
 
     #[test]

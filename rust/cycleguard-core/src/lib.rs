@@ -9,6 +9,7 @@ pub mod args;
 pub mod canon;
 pub mod categories;
 pub mod conventions;
+pub mod copy;
 pub mod derive;
 pub mod dims;
 pub mod echo;

@@ -359,7 +359,7 @@ pub fn replace_pass_into(
                 matched = true;
                 out.reserve(t.len());
             }
-            out.extend_from_slice(&t[done..i]);
+            crate::copy::copy_run(out, &t[done..i]);
             out.push(with);
             done = end;
             i = end;

@@ -421,13 +421,16 @@ impl Watch for NearDuplicateEdit {
             let mut buf = crate::normalize::take_buffer();
             buf.extend_from_slice(&encode_replace(c.tool_text));
             buf.push(0);
-            // the canonical arguments without their digits: the runs between digits copied
+            // the canonical arguments without their digits: the runs between digit runs copied
             let t = c.canonical;
             let mut from = 0;
             while from < t.len() {
                 let digit = crate::simd::find_digit(t, from);
-                buf.extend_from_slice(&t[from..digit]);
+                crate::copy::copy_run(&mut buf, &t[from..digit]);
                 from = digit + 1;
+                while from < t.len() && t[from].is_ascii_digit() {
+                    from += 1;
+                }
             }
             let folded = xxh3_64(&buf);
             crate::normalize::give_buffer(buf);
