@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyMapping, PyString};
 
 use crate::json::{self, ParseError, Value};
@@ -111,35 +112,37 @@ pub enum Map<'a, 'py> {
     Py(Bound<'py, PyAny>),
 }
 
-/// The argument names the readings look up, as interned Python strings (made once; their
-/// hash is cached, so a dict look-up needs no new string).
-fn key_object<'py>(py: Python<'py>, key: &str) -> Option<&'py Bound<'py, PyString>> {
-    use pyo3::intern;
-    Some(match key {
-        "command" => intern!(py, "command"),
-        "cmd" => intern!(py, "cmd"),
-        "script" => intern!(py, "script"),
-        "code" => intern!(py, "code"),
-        "input" => intern!(py, "input"),
-        "commands" => intern!(py, "commands"),
-        "action" => intern!(py, "action"),
-        "operation" => intern!(py, "operation"),
-        "mode" => intern!(py, "mode"),
-        "path" => intern!(py, "path"),
-        "file" => intern!(py, "file"),
-        "file_path" => intern!(py, "file_path"),
-        "filename" => intern!(py, "filename"),
-        "file_name" => intern!(py, "file_name"),
-        "target_file" => intern!(py, "target_file"),
-        _ => return None,
-    })
+/// An argument name the readings look up: its text, and the Python `str` for a dict
+/// look-up, interned once (its hash cached). Made per look-up, the string was an allocation
+/// and a hash; found by comparing the name with a table of names, a chain of comparisons.
+pub struct Key {
+    pub text: &'static str,
+    object: GILOnceCell<Py<PyString>>,
 }
+
+impl Key {
+    pub const fn new(text: &'static str) -> Self {
+        Key {
+            text,
+            object: GILOnceCell::new(),
+        }
+    }
+
+    fn object<'py>(&self, py: Python<'py>) -> &Bound<'py, PyString> {
+        self.object
+            .get_or_init(py, || PyString::intern(py, self.text).unbind())
+            .bind(py)
+    }
+}
+
+/// The name of a `process` tool's action.
+static ACTION: Key = Key::new("action");
 
 impl<'a, 'py> Map<'a, 'py> {
     /// `mapping.get(key)`, read as [`Arg`].
-    pub fn get(&self, key: &str) -> PyResult<Arg<'_, 'py>> {
+    pub fn get(&self, key: &Key) -> PyResult<Arg<'_, 'py>> {
         match self {
-            Map::Json(value) => Ok(match value.get(key) {
+            Map::Json(value) => Ok(match value.get(key.text) {
                 None => Arg::Missing,
                 Some(Value::Str(s)) => Arg::Str(Cow::Borrowed(s.as_ref())),
                 Some(Value::Array(items)) => Arg::List(
@@ -153,12 +156,9 @@ impl<'a, 'py> Map<'a, 'py> {
             Map::Py(obj) => {
                 let value = if obj.is_exact_instance_of::<PyDict>() {
                     let dict = obj.downcast::<PyDict>()?;
-                    match key_object(obj.py(), key) {
-                        Some(k) => dict.get_item(k)?,
-                        None => dict.get_item(key)?,
-                    }
+                    dict.get_item(key.object(obj.py()))?
                 } else {
-                    let v = obj.call_method1("get", (key,))?;
+                    let v = obj.call_method1("get", (key.object(obj.py()),))?;
                     if v.is_none() {
                         None
                     } else {
@@ -359,7 +359,7 @@ impl<'a, 'py> Args<'a, 'py> {
     /// (only a string can be one of the poll actions).
     pub fn process_action(&self, py: Python<'py>) -> PyResult<Option<String>> {
         let action = |map: &Map<'_, 'py>| -> PyResult<Option<String>> {
-            Ok(match map.get("action")? {
+            Ok(match map.get(&ACTION)? {
                 Arg::Str(s) => Some(s.to_lowercase()),
                 Arg::Other(Some(obj)) if !obj.is_none() => {
                     Some(obj.str()?.to_str()?.to_lowercase())
@@ -392,7 +392,7 @@ impl<'a, 'py> Args<'a, 'py> {
 /// The command line a mapping holds (`command_text` of a mapping): the first of the command
 /// keys that holds a string, or a list of strings (joined by spaces).
 pub fn command_of(map: &Map<'_, '_>) -> PyResult<Option<String>> {
-    for key in crate::categories::COMMAND_KEYS {
+    for key in &crate::categories::COMMAND_KEYS {
         match map.get(key)? {
             Arg::Str(s) => return Ok(Some(s.into_owned())),
             Arg::List(Some(items)) => {

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::args::{Arg, Args, Map};
+use crate::args::{Arg, Args, Key, Map};
 use crate::normalize::lower;
 use crate::pystr;
 use crate::shell;
@@ -20,9 +20,21 @@ pub const ACTION: &str = "action";
 pub const EXEC_READONLY: &str = "exec:readonly";
 
 /// The keys that hold a command line.
-pub const COMMAND_KEYS: [&str; 6] = ["command", "cmd", "script", "code", "input", "commands"];
+pub static COMMAND_KEYS: [Key; 6] = [
+    Key::new("command"),
+    Key::new("cmd"),
+    Key::new("script"),
+    Key::new("code"),
+    Key::new("input"),
+    Key::new("commands"),
+];
 /// The keys a multi-purpose tool names its sub-command with.
-const SUBCOMMAND_KEYS: [&str; 4] = ["command", "action", "operation", "mode"];
+static SUBCOMMAND_KEYS: [Key; 4] = [
+    Key::new("command"),
+    Key::new("action"),
+    Key::new("operation"),
+    Key::new("mode"),
+];
 
 /// How the detector treats one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -317,7 +329,7 @@ fn by_arguments<'s, 'py>(
     let Some(map) = args.map(py)? else {
         return Ok(kind);
     };
-    for key in SUBCOMMAND_KEYS {
+    for key in &SUBCOMMAND_KEYS {
         if let Arg::Str(value) = map.get(key)? {
             if pystr::char_len(&value) <= 32 {
                 let word = lower(py, pystr::strip(&value))?;
@@ -348,7 +360,7 @@ fn by_arguments<'s, 'py>(
 /// `_is_command_line(args)`: the first command key holding a non-blank string reads as a
 /// command (a shell character, or a single identifier).
 fn is_command_line(py: Python<'_>, map: &Map<'_, '_>) -> PyResult<bool> {
-    for key in COMMAND_KEYS {
+    for key in &COMMAND_KEYS {
         if let Arg::Str(value) = map.get(key)? {
             let text = pystr::strip(&value);
             if text.is_empty() {

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::args::{Arg, Args};
+use crate::args::{Arg, Args, Key};
 use crate::categories::{ACTION, EXPLORATION};
 use crate::dims::no_new_information;
 use crate::pystr::encode_replace;
@@ -860,13 +860,13 @@ impl Watch for FailedLookups {
     }
 }
 
-const PATH_KEYS: [&str; 6] = [
-    "path",
-    "file",
-    "file_path",
-    "filename",
-    "file_name",
-    "target_file",
+static PATH_KEYS: [Key; 6] = [
+    Key::new("path"),
+    Key::new("file"),
+    Key::new("file_path"),
+    Key::new("filename"),
+    Key::new("file_name"),
+    Key::new("target_file"),
 ];
 
 /// `_edit_target`: a hash of the file an edit names, 0 when it names none.
@@ -874,7 +874,7 @@ fn edit_target<'py>(py: Python<'py>, args: &Args<'_, 'py>) -> PyResult<u64> {
     let Some(map) = args.map(py)? else {
         return Ok(0);
     };
-    for key in PATH_KEYS {
+    for key in &PATH_KEYS {
         if let Arg::Str(value) = map.get(key)? {
             if !value.is_empty() {
                 return Ok(match xxh3_64(&encode_replace(&value)) {
