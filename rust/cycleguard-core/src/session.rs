@@ -166,6 +166,28 @@ impl Shared {
     fn disabled(&self, d: Dimension) -> bool {
         self.settings.disabled[d as usize]
     }
+
+    /// A dimension's crossing joins the call's signals, unless it is disabled. Inlined: a
+    /// crossing is rare, and a call through a closure moved every `None` as a whole crossing.
+    #[inline(always)]
+    fn fire(&self, fired: &mut Vec<Fired>, c: Option<Crossing>) {
+        if let Some(c) = c {
+            if !self.disabled(c.dimension) {
+                fired.push(Fired { c });
+            }
+        }
+    }
+
+    /// A rule's crossing takes its place among the call's signals (see [`place`]), unless its
+    /// dimension is disabled.
+    #[inline(always)]
+    fn rule(&self, fired: &mut Vec<Fired>, c: Option<Crossing>) {
+        if let Some(c) = c {
+            if !self.disabled(c.dimension) {
+                place(fired, c);
+            }
+        }
+    }
 }
 
 /// What every session of one profile shares.
@@ -506,31 +528,17 @@ impl Session {
             },
             evidence: plan.evidence,
         };
-        let fire = |fired: &mut Vec<Fired>, c: Option<Crossing>| {
-            if let Some(c) = c {
-                if !shared.disabled(c.dimension) {
-                    fired.push(Fired { c });
-                }
-            }
-        };
-        let rule = |fired: &mut Vec<Fired>, c: Option<Crossing>| {
-            if let Some(c) = c {
-                if !shared.disabled(c.dimension) {
-                    place(fired, c);
-                }
-            }
-        };
         // the dimensions, in the escalation order
-        fire(&mut fired, self.identical.on_call(&mut cx)?);
-        fire(&mut fired, self.category.on_call(&mut cx)?);
-        fire(&mut fired, self.pattern.on_call(&mut cx)?);
-        fire(&mut fired, self.poll.on_call(&mut cx)?);
-        fire(&mut fired, self.error.on_call(&mut cx)?);
+        shared.fire(&mut fired, self.identical.on_call(&mut cx)?);
+        shared.fire(&mut fired, self.category.on_call(&mut cx)?);
+        shared.fire(&mut fired, self.pattern.on_call(&mut cx)?);
+        shared.fire(&mut fired, self.poll.on_call(&mut cx)?);
+        shared.fire(&mut fired, self.error.on_call(&mut cx)?);
         // the rules
-        rule(&mut fired, self.replay.on_call(&mut cx)?);
-        rule(&mut fired, self.near_duplicate.on_call(&mut cx)?);
-        rule(&mut fired, self.repeated.on_call(&mut cx)?);
-        rule(&mut fired, self.recurring.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.replay.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.near_duplicate.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.repeated.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.recurring.on_call(&mut cx)?);
         // Whether a shell command edits files, read only where an answer is needed: by
         // edit_without_effect on every shell call, by the progress test on a successful one
         // while there are failures to forget.
@@ -549,13 +557,13 @@ impl Session {
             && (member.progress_name || (cfg_d.progress_commands && shell_edit && to_forget));
         cx.handed.shell_edit = shell_edit;
         cx.handed.progress = progress;
-        rule(&mut fired, self.density.on_call(&mut cx)?);
-        rule(&mut fired, self.same.on_call(&mut cx)?);
-        rule(&mut fired, self.lookups.on_call(&mut cx)?);
-        rule(&mut fired, self.no_effect.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.density.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.same.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.lookups.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.no_effect.on_call(&mut cx)?);
         if state.is_some() {
             let revisits = self.revisits.get_or_insert_with(Default::default);
-            fire(&mut fired, revisits.on_call(&mut cx)?);
+            shared.fire(&mut fired, revisits.on_call(&mut cx)?);
         }
         let handed = cx.handed;
         if self.budget.is_some() || profile.budget.enabled {
@@ -575,7 +583,7 @@ impl Session {
                 evidence: plan.evidence,
             };
             let budget = self.budget.get_or_insert_with(Default::default);
-            fire(&mut fired, budget.on_call(&mut cx)?);
+            shared.fire(&mut fired, budget.on_call(&mut cx)?);
         }
         let signals = self.signals(py, fired, Some((&tool, &kind.category)), Some(step), None);
         crate::normalize::give_buffer(key_buf);
@@ -604,13 +612,6 @@ impl Session {
         let tokens = int_of(py, &fields.get(turn, TURN_INPUT_TOKENS)?)?
             .saturating_add(int_of(py, &fields.get(turn, TURN_OUTPUT_TOKENS)?)?);
         let mut fired: Vec<Fired> = Vec::new();
-        let fire = |fired: &mut Vec<Fired>, c: Option<Crossing>| {
-            if let Some(c) = c {
-                if !shared.disabled(c.dimension) {
-                    fired.push(Fired { c });
-                }
-            }
-        };
         let has_digest = digest.is_some();
         let mut facts = TurnFacts {
             index,
@@ -628,7 +629,7 @@ impl Session {
                 handed: Handed::default(),
             };
             let text = self.text.get_or_insert_with(Default::default);
-            fire(&mut fired, text.on_turn(&mut tx));
+            shared.fire(&mut fired, text.on_turn(&mut tx));
         }
         if error {
             // a rejected or failed turn is a failure of the run, and the same rejection again a
@@ -648,7 +649,7 @@ impl Session {
                     ..Handed::default()
                 },
             };
-            fire(&mut fired, self.error.on_turn(&mut tx));
+            shared.fire(&mut fired, self.error.on_turn(&mut tx));
         }
         if state.is_some() {
             let mut tx = Tx {
@@ -657,7 +658,7 @@ impl Session {
                 handed: Handed::default(),
             };
             let revisits = self.revisits.get_or_insert_with(Default::default);
-            fire(&mut fired, revisits.on_turn(&mut tx));
+            shared.fire(&mut fired, revisits.on_turn(&mut tx));
         }
         if self.budget.is_some() || profile.budget.enabled || tokens > 0 {
             facts.start_s = Num::read(&fields.get(turn, TURN_START)?)?;
@@ -668,7 +669,7 @@ impl Session {
                 handed: Handed::default(),
             };
             let budget = self.budget.get_or_insert_with(Default::default);
-            fire(&mut fired, budget.on_turn(&mut tx));
+            shared.fire(&mut fired, budget.on_turn(&mut tx));
         }
         self.signals(py, fired, None, None, Some(index))
     }
