@@ -1,3 +1,7 @@
+//! The masking's stages on 200-byte prose with a few numbers (the detector benchmark's
+//! result size), each timed alone: `cargo run --release --example mask200`. A guide for
+//! work on `mask.rs`; the figures that count are `benchmarks/detector.py`'s.
+
 use std::hint::black_box;
 use std::time::Instant;
 fn text(seed: u64, size: usize) -> Vec<u8> {
