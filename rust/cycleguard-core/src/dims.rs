@@ -79,26 +79,18 @@ pub struct CategoryStreak {
     pub gate: Gate,
 }
 
-/// `_category_thresholds`: a per-tool override, else the category's (an unknown tool never
-/// reaches TERM); and whether the call is vouched for (its tool known, or named by an
-/// override), so that it counts towards a TERM.
+/// `_category_thresholds`: the call's per-tool override (`NameFacts::category_override`),
+/// else the category's (an unknown tool never reaches TERM); and whether the call is vouched
+/// for (its tool known, or named by an override), so that it counts towards a TERM.
 pub fn category_thresholds(
     profile: &ProfileSettings,
-    tool: &str,
-    tool_lower: &str,
+    tool_override: Option<Thresholds>,
     kind: &ToolKind<'_>,
 ) -> (Thresholds, bool) {
-    let cfg = &profile.category_streak;
-    let overrides = &cfg.tool_overrides;
-    if !overrides.is_empty() {
-        if let Some(th) = overrides
-            .get(tool)
-            .or_else(|| overrides.get(tool_lower))
-            .or_else(|| overrides.get(kind.override_key.as_ref()))
-        {
-            return (*th, true);
-        }
+    if let Some(th) = tool_override {
+        return (th, true);
     }
+    let cfg = &profile.category_streak;
     let th = if kind.is_exploration() {
         cfg.exploration
     } else {
@@ -137,7 +129,7 @@ impl Watch for CategoryStreak {
     fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
         let c = cx.call;
         let category = xxh3_64(c.kind.category.as_bytes());
-        let (th, vouched) = category_thresholds(cx.profile, c.tool_text, c.tool_lower, c.kind);
+        let (th, vouched) = category_thresholds(cx.profile, c.category_override, c.kind);
         // a read (`cat`, `ls` through a shell) is not progress however its arguments change
         let changed =
             c.member.progress_aware && !c.kind.is_exploration() && self.track(c.tool_hash, c.key);

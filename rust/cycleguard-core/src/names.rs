@@ -21,7 +21,7 @@ use crate::categories::{Categorizer, ToolKind};
 use crate::fasthash::HashMap;
 use crate::normalize::lower;
 use crate::pystr::encode_replace;
-use crate::settings::{DetectorSettings, ProfileSettings};
+use crate::settings::{DetectorSettings, ProfileSettings, Thresholds};
 
 /// Names kept per profile; beyond, facts are computed per call.
 pub const MAX_NAMES: usize = 4096;
@@ -81,6 +81,11 @@ pub struct NameFacts {
     /// The memberships of the lower-cased name and of the name kind's canonical name.
     pub by_lower: Memberships,
     pub by_canonical: Memberships,
+    /// `category_streak`'s per-tool override for the name itself or its lower-cased form
+    /// (the first two look-ups of `_category_thresholds`), and for the override key of the
+    /// name's own kind (the third, while the arguments leave the kind as the name gives it).
+    pub override_by_name: Option<Thresholds>,
+    pub override_by_kind: Option<Thresholds>,
 }
 
 impl NameFacts {
@@ -93,7 +98,13 @@ impl NameFacts {
     ) -> PyResult<Self> {
         let kind = categorizer.classify_name(py, tool, None)?;
         let lower = lower(py, tool)?.into_owned();
+        let overrides = &profile.category_streak.tool_overrides;
         Ok(NameFacts {
+            override_by_name: overrides
+                .get(tool)
+                .or_else(|| overrides.get(&lower))
+                .copied(),
+            override_by_kind: overrides.get(kind.override_key.as_ref()).copied(),
             hash: xxh3_64(&encode_replace(tool)),
             non_failing: profile.error_streak.non_failing_tools.contains(&lower),
             by_lower: Memberships::of(settings, profile, &lower),
@@ -116,6 +127,24 @@ impl NameFacts {
             is_poll: self.is_poll,
             known: self.known,
         }
+    }
+
+    /// `_category_thresholds`'s per-tool override for a call of this name whose final kind is
+    /// `kind`: by the name, else by the kind's override key. Three hash look-ups a call, made
+    /// once per name.
+    pub fn category_override(
+        &self,
+        profile: &ProfileSettings,
+        kind: &ToolKind<'_>,
+    ) -> Option<Thresholds> {
+        self.override_by_name.or_else(|| {
+            if kind.override_key == self.override_key.as_str() {
+                self.override_by_kind
+            } else {
+                let overrides = &profile.category_streak.tool_overrides;
+                overrides.get(kind.override_key.as_ref()).copied()
+            }
+        })
     }
 
     /// The memberships a call of this name has once its final kind is known (the arguments

@@ -454,7 +454,6 @@ impl Session {
         let result_text = shared.normalizer.result_text(py, &tool, &result_obj)?;
         let result = shared.normalizer.text_hash(py, &result_text)?;
         let has_result = !result_obj.is_none();
-        let tool_lower: &str = &names.lower;
         let cfg = &profile.error_streak;
         let mut failed = failures::is_failure(
             py,
@@ -501,7 +500,6 @@ impl Session {
             step,
             tool: &tool,
             tool_text: &tool_text,
-            tool_lower,
             tool_hash: names.hash,
             kind: &kind,
             key,
@@ -512,6 +510,7 @@ impl Session {
             args: &args,
             canonical,
             member,
+            category_override: names.category_override(profile, &kind),
             state,
             start_s: None,
             end_s: None,

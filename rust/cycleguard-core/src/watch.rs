@@ -111,7 +111,6 @@ pub struct CallFacts<'a, 'py> {
     /// The tool name as Python holds it (signals, the ring), and as core text.
     pub tool: &'a Bound<'py, PyString>,
     pub tool_text: &'a str,
-    pub tool_lower: &'a str,
     /// `hash_bytes(tool.encode("utf-8", "replace"))`.
     pub tool_hash: u64,
     pub kind: &'a ToolKind<'a>,
@@ -128,6 +127,8 @@ pub struct CallFacts<'a, 'py> {
     pub args: &'a Args<'a, 'py>,
     /// The canonical JSON of the arguments.
     pub canonical: &'a [u8],
+    /// `category_streak`'s per-tool override for this call (by its name or its kind).
+    pub category_override: Option<Thresholds>,
     /// The profile's tool lists this call's tool is in, by its name or its kind
     /// (`progress_aware`: category_streak halves its streak on new arguments).
     pub member: crate::names::Memberships,
