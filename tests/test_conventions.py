@@ -366,3 +366,17 @@ class TestReadingAsPythonReadsIt:
     def test_times_are_seconds_and_zero_is_unknown(self):
         call = conventions.tool_call_from("x", GENAI_TOOL, start_ns=1_500_000_000, end_ns=0)
         assert (call.start_s, call.end_s) == (1.5, None)
+
+
+def test_the_core_readers_refuse_a_helper_tuple_of_another_length():
+    from otel_cycleguard import _core
+    from otel_cycleguard.detect._slotted import fields_of
+    from otel_cycleguard.detect.records import ModelTurn, ToolCall
+    from otel_cycleguard.model_messages import RequestedCall, ReturnedResult
+
+    calls = (fields_of(ToolCall), fields_of(ModelTurn))
+    with pytest.raises(ValueError, match="6 helper functions expected, 5 given"):
+        _core.Conventions(ToolCall, calls[0], ModelTurn, calls[1], (print,) * 5)
+    messages = (fields_of(RequestedCall), fields_of(ReturnedResult))
+    with pytest.raises(ValueError, match="6 readers expected, 7 given"):
+        _core.Messages(RequestedCall, messages[0], ReturnedResult, messages[1], (print,) * 7)

@@ -17,7 +17,6 @@ use crate::canon::exact_str;
 use crate::json;
 use crate::slotted::Slotted;
 use crate::span_scope::{Role, SpanScope};
-use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyTuple, PyType};
@@ -354,10 +353,8 @@ impl Conventions {
         model_turn_fields: &Bound<'_, PyTuple>,
         helpers: &Bound<'_, PyTuple>,
     ) -> PyResult<Self> {
-        if helpers.len() != 6 {
-            return Err(PyValueError::new_err("six helper functions expected"));
-        }
-        let helper = |i: usize| -> PyResult<Py<PyAny>> { Ok(helpers.get_item(i)?.unbind()) };
+        let [traceloop_input, langchain_message, text_of_messages, text_of_events, token_of, bounded_id] =
+            crate::items_of(helpers, "helper functions")?;
         let intern = |s: &str| PyString::intern(py, s).unbind();
         Ok(Conventions {
             keys: Keys::new(py),
@@ -369,12 +366,12 @@ impl Conventions {
                 other: intern("other"),
             },
             helpers: Helpers {
-                traceloop_input: helper(0)?,
-                langchain_message: helper(1)?,
-                text_of_messages: helper(2)?,
-                text_of_events: helper(3)?,
-                token_of: helper(4)?,
-                bounded_id: helper(5)?,
+                traceloop_input,
+                langchain_message,
+                text_of_messages,
+                text_of_events,
+                token_of,
+                bounded_id,
             },
             tool_call: Slotted::new(tool_call, tool_call_fields, &TOOL_CALL_FIELDS)?,
             model_turn: Slotted::new(model_turn, model_turn_fields, &MODEL_TURN_FIELDS)?,

@@ -5,8 +5,7 @@
 
 /// `out.extend_from_slice(run)` in moves of fixed size: whole blocks of 16 bytes, then the
 /// run's last 16 (or 8, or 4) bytes written over the end of what was written, so that the
-/// moves meet. A call to `memcpy` per string run cost more than the copy itself (its size
-/// dispatch mispredicted), and a string's runs are mostly short.
+/// moves meet; a run of fewer than four bytes byte by byte.
 #[inline(always)]
 pub fn copy_run(out: &mut Vec<u8>, run: &[u8]) {
     match run.len() {

@@ -147,24 +147,13 @@ impl Messages {
         readers: &Bound<'_, PyTuple>,
     ) -> PyResult<Self> {
         let py = requested.py();
-        if readers.len() != 6 {
-            return Err(PyValueError::new_err("six readers expected"));
-        }
-        let reader = |i: usize| -> PyResult<Py<PyAny>> { Ok(readers.get_item(i)?.unbind()) };
         let k = |s: &str| PyString::intern(py, s).unbind();
         Ok(Messages {
             requested_fields: SlotReader::new(&requested, &REQUESTED_FIELDS)?,
             returned_fields: SlotReader::new(&returned, &RETURNED_FIELDS)?,
             requested: Slotted::new(requested, requested_fields, &REQUESTED_FIELDS)?,
             returned: Slotted::new(returned, returned_fields, &RETURNED_FIELDS)?,
-            readers: [
-                reader(0)?,
-                reader(1)?,
-                reader(2)?,
-                reader(3)?,
-                reader(4)?,
-                reader(5)?,
-            ],
+            readers: crate::items_of(readers, "readers")?,
             input_messages: k("gen_ai.input.messages"),
             output_messages: k("gen_ai.output.messages"),
             oi_first: [

@@ -327,6 +327,18 @@ fn or_reference<'py, T: FromPyObject<'py>>(
     }
 }
 
+/// The `N` items of a tuple the Python side hands a constructor (its helper functions, in an
+/// order both sides agree on), or a ValueError naming `what` when it holds another number.
+pub(crate) fn items_of<const N: usize>(
+    tuple: &Bound<'_, PyTuple>,
+    what: &str,
+) -> PyResult<[Py<PyAny>; N]> {
+    let items: Vec<Py<PyAny>> = tuple.iter().map(Bound::unbind).collect();
+    items.try_into().map_err(|items: Vec<Py<PyAny>>| {
+        PyValueError::new_err(format!("{N} {what} expected, {} given", items.len()))
+    })
+}
+
 /// `f()`, a panic in it turned into that error (an entry point that has no Python fallback).
 pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Err(panicked()))

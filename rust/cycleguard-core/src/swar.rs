@@ -85,19 +85,15 @@ pub fn find(t: &[u8], from: usize, flags: impl Fn(u64) -> u64) -> usize {
     if i >= n {
         return n;
     }
-    let f = if n >= 8 {
-        // `n - 8 < i < n`: the shift is 8..=56 bits
-        let last = n - 8;
-        flags(word(t, last)) >> (8 * (i - last))
-    } else {
-        while i < n {
-            if flags(u64::from(t[i])) & 0x80 != 0 {
-                return i;
-            }
+    if n < 8 {
+        while i < n && flags(u64::from(t[i])) & 0x80 == 0 {
             i += 1;
         }
-        return n;
-    };
+        return i;
+    }
+    // `n - 8 < i < n`: the shift is 8..=56 bits
+    let last = n - 8;
+    let f = flags(word(t, last)) >> (8 * (i - last));
     if f != 0 {
         i + (f.trailing_zeros() / 8) as usize
     } else {
