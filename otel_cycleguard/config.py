@@ -45,10 +45,13 @@ __all__ = [
     "CategoryStreakConfig",
     "ConfigError",
     "CycleGuardConfig",
+    "EditWithoutEffectConfig",
     "ErrorStreakConfig",
     "EscalationConfig",
+    "FailedLookupsConfig",
     "FailureDensityConfig",
     "NearDuplicateEditConfig",
+    "NothingNewConfig",
     "ProfileConfig",
     "RecurringFailureConfig",
     "RepeatedFailureConfig",
@@ -312,6 +315,22 @@ class EditWithoutEffectConfig(Thresholds):
     edit_tools: tuple[str, ...] = ("edit", "write", "apply_patch", "create")
 
 
+class NothingNewConfig(Thresholds):
+    """Calls in a row that each brought nothing new: every one repeats an earlier call of the
+    session (the same tool and arguments) and gets the answer it got then (the same masked
+    result). A re-walk of known rooms, the same searches and reads again in another order,
+    a diagnostic sweep run once more: no single call is a loop, and no constant lap shows,
+    but nothing the agent does tells it anything it has not been told. The session remembers
+    its last 64 distinct calls with their answers. Any call it has not seen (a new argument, a
+    changed answer) starts over; a poll leaves the count as it is. Whatever the tool, known or
+    not: an exact repeat of call and answer is evidence about the run, not about the tool.
+    Reported under ``tool_pattern``."""
+
+    enabled: bool = True
+    warn: int = Field(default=8, ge=1)
+    term: int = Field(default=20, ge=1)
+
+
 class BudgetConfig(_Strict):
     """Per-session limits, independent of repetition. Off by default (docs/detection.md, "Budgets").
 
@@ -358,6 +377,7 @@ class ProfileConfig(_Strict):
     same_error: SameErrorConfig = Field(default_factory=SameErrorConfig)
     failed_lookups: FailedLookupsConfig = Field(default_factory=FailedLookupsConfig)
     edit_without_effect: EditWithoutEffectConfig = Field(default_factory=EditWithoutEffectConfig)
+    nothing_new: NothingNewConfig = Field(default_factory=NothingNewConfig)
 
 
 def _t(warn: int, term: int) -> dict[str, int]:
@@ -388,6 +408,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "same_error": {"window": 16, "warn": 4, "term": 5},
         "failed_lookups": _t(4, 5),
         "edit_without_effect": _t(3, 4),
+        "nothing_new": _t(8, 20),
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -413,6 +434,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "same_error": {"window": 16, "warn": 3, "term": 3},
         "failed_lookups": _t(6, 8),
         "edit_without_effect": _t(3, 4),
+        "nothing_new": _t(8, 20),
         "text_loop": _t(3, 5),
         "state_hash": _t(3, 5),
     },
@@ -438,6 +460,7 @@ BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
         "same_error": {"window": 12, "warn": 3, "term": 3},
         "failed_lookups": _t(3, 4),
         "edit_without_effect": _t(3, 4),
+        "nothing_new": _t(6, 15),
         "text_loop": _t(3, 4),
         "state_hash": _t(3, 4),
     },
@@ -623,6 +646,7 @@ _SETTINGS_OF: dict[type[BaseModel], type] = {
     FailureDensityConfig: _settings.FailureDensitySettings,
     FailedLookupsConfig: _settings.FailedLookupsSettings,
     EditWithoutEffectConfig: _settings.EditWithoutEffectSettings,
+    NothingNewConfig: _settings.NothingNewSettings,
     BudgetConfig: _settings.BudgetSettings,
     ProfileConfig: _settings.ProfileSettings,
 }

@@ -94,6 +94,7 @@ def test_the_threshold_table_is_the_built_in_configuration(profile):
             config.edit_without_effect.warn,
             config.edit_without_effect.term,
         ),
+        "`nothing_new` (calls in a row)": (config.nothing_new.warn, config.nothing_new.term),
     }
     for name in ("recurring_failure", "failure_density", "same_error"):
         rule = getattr(config, name)

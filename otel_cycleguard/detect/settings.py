@@ -27,6 +27,7 @@ __all__ = [
     "FailedLookupsSettings",
     "FailureDensitySettings",
     "NearDuplicateEditSettings",
+    "NothingNewSettings",
     "ProfileSettings",
     "RecurringFailureSettings",
     "RepeatedFailureSettings",
@@ -212,6 +213,11 @@ class EditWithoutEffectSettings(ThresholdSettings):
 
 
 @dataclass(**_FROZEN)
+class NothingNewSettings(ThresholdSettings):
+    enabled: bool
+
+
+@dataclass(**_FROZEN)
 class BudgetSettings:
     enabled: bool
     max_tool_calls: int | None
@@ -243,6 +249,7 @@ class ProfileSettings:
     same_error: SameErrorSettings
     failed_lookups: FailedLookupsSettings
     edit_without_effect: EditWithoutEffectSettings
+    nothing_new: NothingNewSettings
 
 
 @dataclass(**_FROZEN)

@@ -45,6 +45,7 @@ RULES: tuple[str, ...] = (
     *DIMENSIONS,
     "replay_cycle",
     "edit_without_effect",
+    "nothing_new",
     "near_duplicate_edit",
     "repeated_failure",
     "recurring_failure",

@@ -126,9 +126,10 @@ def test_a_reset_and_a_restore_wake_a_hibernated_session():
 
 
 def test_remembered_answers_and_known_calls_survive_hibernation():
-    """The answer memory (`replay_cycle`'s news) and the count of known calls in a category
-    streak are packed too: reading page after page and an email triage detect the same
-    hibernated after every call as awake, and end in the same state."""
+    """The answer memory (`replay_cycle`'s news), the calls `nothing_new` remembers and the
+    count of known calls in a category streak are packed too: reading page after page, an
+    email triage and the pages read again detect the same hibernated after every call as
+    awake, and end in the same state."""
     sequence = []
     for n in range(12):
         sequence.append(ToolCall("scroll", {"direction": "down"}, "Scrolled down."))
@@ -136,6 +137,8 @@ def test_remembered_answers_and_known_calls_survive_hibernation():
     for n in range(10):
         sequence.append(ToolCall("list_messages", {"page": n}, f"{n}: 3 unread"))
         sequence.append(ToolCall("send_message", {"to": f"a{n}"}, "sent"))
+    # the pages read again in another order: nothing new, 20 calls in a row (nothing_new)
+    sequence += [sequence[2 * n + 1] for n in (11, 3, 7, 0, 9, 5, 1, 10, 2, 6) * 2]
     detector = Detector(CycleGuardConfig())
     awake, sleeper = detector.session("k"), detector.session("k")
     fired_awake, fired_sleeper = [], []
@@ -146,4 +149,6 @@ def test_remembered_answers_and_known_calls_survive_hibernation():
     assert [repr(s) for s in fired_sleeper] == [repr(s) for s in fired_awake]
     state = awake.to_state()
     assert len(state["answers"]) == 16 and state["category_known"] >= 1
+    assert len(state["known_calls"]) == 33  # scroll once, twelve pages, ten lists, ten sends
+    assert [s.level.value for s in fired_awake if s.rule == "nothing_new"] == ["warn", "term"]
     assert sleeper.to_state() == state

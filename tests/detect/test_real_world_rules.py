@@ -224,6 +224,118 @@ def test_repeated_failure_silent_when_the_call_succeeds():
     assert terms(feed(s, calls), "repeated_failure") == []
 
 
+def test_repeated_failure_an_error_that_differs_only_by_a_counter_is_the_same_failure():
+    """A notebook cell retried verbatim: the cell number and the steps left change, the error
+    does not (a Jupyter-backed agent harness)."""
+
+    def out(cell: int) -> str:
+        return (
+            f"Cell In[{cell}], line 1\n    put(sponge 2, cabinet 5)\n              ^\n"
+            f"SyntaxError: invalid syntax\nYou have {9 - cell} steps left."
+        )
+
+    calls = [("execute", {"code": "put(sponge 2, cabinet 5)"}, out(c), True) for c in (2, 3, 4)]
+    fired = feed(session("general"), calls)
+    assert terms(fired, "repeated_failure") == [(2, Dimension.IDENTICAL_CALL)]
+    assert "numbers aside" in next(t for *_, lv, t in fired if lv is Level.TERM)
+
+
+def test_repeated_failure_another_error_from_the_same_call_starts_over():
+    errors = ["SyntaxError: invalid syntax", "NameError: name 'put' is not defined"] * 2
+    calls = [("execute", {"code": "put(a, b)"}, e, True) for e in errors]
+    assert terms(feed(session("general"), calls), "repeated_failure") == []
+
+
+def test_repeated_failure_outputs_longer_than_its_fold_are_compared_whole():
+    """Past the 2 KiB it folds, an output is compared exactly: a long build log whose tail
+    counts something new is not the same failure, whatever its head says."""
+    head = "BUILD FAILURE\n" + "x" * 2100
+    calls = [
+        ("bash", {"command": "mvn -q test"}, f"{head}\n{n} tests failed", True) for n in (7, 5, 3)
+    ]
+    assert terms(feed(session("general"), calls), "repeated_failure") == []
+    same = [("bash", {"command": "mvn -q test"}, f"{head}\n3 tests failed", True)] * 3
+    assert terms(feed(session("general"), same), "repeated_failure") == [
+        (2, Dimension.IDENTICAL_CALL)
+    ]
+
+
+# -- nothing_new ----------------------------------------------------------------------------
+
+# A small map of rooms; `go` answers with the room it leads to.
+_ROOMS = {
+    ("hall", "east"): "kitchen",
+    ("kitchen", "west"): "hall",
+    ("hall", "south"): "study",
+    ("study", "north"): "hall",
+    ("study", "east"): "cellar",
+    ("cellar", "west"): "study",
+}
+
+
+def _walk(moves: list[tuple[str, str]]) -> list[tuple]:
+    return [
+        ("textworld", {"command": f"go {way}"}, f"-= {_ROOMS[(room, way)].title()} =-\nexits")
+        for room, way in moves
+    ]
+
+
+# every way through the map once (new answers), then a re-walk in an order with no fixed lap
+_EXPLORE = [("hall", "east"), ("kitchen", "west"), ("hall", "south"), ("study", "east"),
+            ("cellar", "west"), ("study", "north")]  # fmt: skip
+_REWALK = [("hall", "south"), ("study", "east"), ("cellar", "west"), ("study", "north"),
+           ("hall", "east"), ("kitchen", "west"), ("hall", "east"), ("kitchen", "west"),
+           ("hall", "south"), ("study", "north")]  # fmt: skip
+
+
+def test_nothing_new_rewalk_of_known_rooms_by_an_unknown_tool_warns_at_8_and_terms_at_20():
+    calls = _walk(_EXPLORE + _REWALK * 2)
+    fired = feed(session("general"), calls)
+    mine = [(step, lv) for step, _, lv, t in fired if t.startswith("nothing_new")]
+    # the 8th and the 20th call in a row whose call and answer were both seen before
+    assert mine == [(6 + 7, Level.WARN), (6 + 19, Level.TERM)]
+    assert terms(fired, "nothing_new") == [(25, Dimension.TOOL_PATTERN)]
+
+
+def test_nothing_new_one_new_answer_starts_over():
+    calls = _walk(_EXPLORE + _REWALK)
+    calls.append(("textworld", {"command": "open chest"}, "You find a key."))  # news
+    calls += _walk(_REWALK)
+    fired = feed(session("general"), calls)
+    assert terms(fired, "nothing_new") == []
+    # the same call with a changed answer is news too
+    changed = ("textworld", {"command": "go east"}, "-= Kitchen =- (a light is on)")
+    calls = [*_walk(_EXPLORE + _REWALK), changed, *_walk(_REWALK)]
+    assert terms(feed(session("general"), calls), "nothing_new") == []
+
+
+def test_nothing_new_polls_neither_count_nor_break_the_run():
+    poll = ("job_status", {"id": 7}, "running")
+    calls = _walk(_EXPLORE)
+    for move in _walk(_REWALK * 2):
+        calls += [move, poll]
+    fired = feed(session("general", poll_tools=("job_status",)), calls)
+    # the 20th known move is the 20th call of the run, polls between them aside
+    assert terms(fired, "nothing_new") == [(6 + 2 * 19, Dimension.TOOL_PATTERN)]
+
+
+def test_nothing_new_remembers_the_last_64_distinct_calls():
+    reads = [("read", {"path": f"f{i}.py"}, f"contents {i}") for i in range(84)]
+    # re-reading the first twenty: forgotten once 64 others came after them, so all new
+    assert terms(feed(session("general"), reads + reads[:20]), "nothing_new") == []
+    # re-reading the last twenty: all remembered
+    assert terms(feed(session("general"), reads + reads[-20:]), "nothing_new") == [
+        (103, Dimension.TOOL_PATTERN)
+    ]
+
+
+def test_nothing_new_can_be_disabled():
+    off = session("general", profiles={"general": {"nothing_new": {"enabled": False}}})
+    assert [
+        f for f in feed(off, _walk(_EXPLORE + _REWALK * 2)) if f[3].startswith("nothing_new")
+    ] == []
+
+
 # -- failures read from results -------------------------------------------------------------
 
 

@@ -47,6 +47,17 @@ def test_the_same_observations_give_the_state_saved_before_the_port():
     # and how many calls of the category streak are of tools the guard knows (all twelve)
     assert saved.pop("category_known") == 12
     assert saved["calls"].pop("news") == [0] * 9
+    # nothing_new: the two distinct calls with their answers, and the ten calls since that
+    # brought nothing new (past its warn of 8: the gate holds WARN)
+    assert (len(saved.pop("known_calls")), saved.pop("known_calls_next")) == (2, 0)
+    assert saved["words"].pop("nothing_new") == {"run": [10], "$gates": [1]}
+    # repeated_failure's last failed call (none failed)
+    assert saved["words"].pop("repeated_failure") == {
+        "key": [0],
+        "failure": [0],
+        "count": [0],
+        "$gates": [],
+    }
     assert saved == expected
 
 
@@ -54,13 +65,21 @@ def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
     state = json.loads(_STATE.read_text())
     restored = Detector(CycleGuardConfig()).session("k")
     restored.restore_state(state)
-    # a state saved before answers were remembered loads with none remembered and no news
+    # a state saved before answers were remembered loads with none remembered and no news;
+    # before nothing_new and repeated_failure's own count, with both at zero
     assert restored.to_state() == {
         **state,
         "calls": {**state["calls"], "news": [0] * 9},
         "answers": [],
         "answers_next": 0,
+        "known_calls": [],
+        "known_calls_next": 0,
         "category_known": state["words"]["category_streak"]["count"][0],
+        "words": {
+            **state["words"],
+            "nothing_new": {"run": [0], "$gates": [0]},
+            "repeated_failure": {"key": [0], "failure": [0], "count": [0], "$gates": []},
+        },
     }
     fired = []
     for i in range(6):

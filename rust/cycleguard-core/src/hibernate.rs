@@ -22,7 +22,7 @@ use crate::dims::{
     TextLoop, ToolPattern,
 };
 use crate::rules::{
-    AnswerMemory, EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit,
+    AnswerMemory, EditWithoutEffect, FailedLookups, FailureDensity, NearDuplicateEdit, NothingNew,
     RecurringFailure, RepeatedFailure, ReplayCycle, SameError, Staleness,
 };
 use crate::session::{Session, SessionHeader};
@@ -388,7 +388,12 @@ packed!(NearDuplicateEdit {
     run2,
     gate
 });
-packed!(RepeatedFailure { gate });
+packed!(RepeatedFailure {
+    key,
+    failure,
+    count,
+    gate
+});
 packed!(RecurringFailure { table, gate });
 packed!(FailureDensity {
     bits,
@@ -402,6 +407,7 @@ packed!(SameError {
     gate
 });
 packed!(FailedLookups { run, gate });
+packed!(NothingNew { seen, run, gate });
 packed!(EditWithoutEffect {
     check_key,
     check_result,
@@ -453,6 +459,7 @@ fn pack_loop_state(s: &Session, p: &mut Packer<'_>) {
     s.same.pack(p);
     s.lookups.pack(p);
     s.no_effect.pack(p);
+    s.nothing_new.pack(p);
     s.text.pack(p);
     s.revisits.pack(p);
     s.budget.pack(p);
@@ -508,6 +515,7 @@ impl Hibernated {
             same: Packed::unpack(&mut u)?,
             lookups: Packed::unpack(&mut u)?,
             no_effect: Packed::unpack(&mut u)?,
+            nothing_new: Packed::unpack(&mut u)?,
             text: Packed::unpack(&mut u)?,
             revisits: Packed::unpack(&mut u)?,
             budget: Packed::unpack(&mut u)?,

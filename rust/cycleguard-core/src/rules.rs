@@ -157,13 +157,20 @@ pub fn info_from_saved(saved: u64) -> u64 {
     (saved & 0xFF) | ((saved >> SAVED_LAPS_SHIFT) << LAPS_SHIFT)
 }
 
-/// How many distinct answers of looks a session remembers (`AnswerMemory`).
+/// How many distinct answers of looks a session remembers for `replay_cycle`.
 pub const ANSWERS_KEPT: usize = 16;
 
-/// The last distinct answers (masked result hashes, 32 bits, never 0) of successful looks,
-/// oldest replaced first. "New information" is an answer not among them: an answer that
-/// differs from the previous lap's but was seen a few laps ago is a loop going round, not
-/// progress, and ten calls of the ring are too short a memory to tell.
+/// How many distinct calls with their answers a session remembers for `nothing_new`: enough
+/// for an 80-step game whose agent goes back to the dead ends of its first steps (measured on
+/// the labelled runs: 32 forgot some of them, 64 remembered as much as an unbounded memory).
+pub const CALLS_KEPT: usize = 64;
+
+/// The last distinct answers (hashes folded to 32 bits, never 0), oldest replaced first, at
+/// most `kept` of them (each user passes its own constant). For `replay_cycle`, the masked
+/// results of successful looks: "new information" is an answer not among them (an answer
+/// that differs from the previous lap's but was seen a few laps ago is a loop going round, not
+/// progress, and ten calls of the ring are too short a memory to tell). For `nothing_new`,
+/// calls with their answers.
 #[derive(Default)]
 pub struct AnswerMemory {
     pub answers: Vec<u32>,
@@ -171,21 +178,21 @@ pub struct AnswerMemory {
 }
 
 impl AnswerMemory {
-    /// Whether `result` is new; it is remembered either way.
-    pub fn learn(&mut self, result: u64) -> bool {
-        let folded = (result ^ (result >> 32)) as u32;
+    /// Whether `value` is new; it is remembered either way.
+    pub fn learn(&mut self, value: u64, kept: usize) -> bool {
+        let folded = (value ^ (value >> 32)) as u32;
         let answer = if folded == 0 { 1 } else { folded };
         if self.answers.contains(&answer) {
             return false;
         }
-        if self.answers.len() < ANSWERS_KEPT {
+        if self.answers.len() < kept {
             if self.answers.capacity() == 0 {
-                self.answers.reserve_exact(ANSWERS_KEPT); // one allocation, not five
+                self.answers.reserve_exact(kept.min(16)); // one allocation for most sessions
             }
             self.answers.push(answer);
         } else {
             self.answers[self.next as usize] = answer;
-            self.next = (self.next + 1) % ANSWERS_KEPT as u32;
+            self.next = (self.next + 1) % kept as u32;
         }
         true
     }
@@ -339,7 +346,7 @@ impl Watch for ReplayCycle {
             return Ok(None);
         }
         let c = cx.call;
-        if !c.failed && c.kind.is_look() && self.seen.learn(c.result) {
+        if !c.failed && c.kind.is_look() && self.seen.learn(c.result, ANSWERS_KEPT) {
             let at = cx.ring.slot(c.step);
             cx.ring.slots[at].info |= NEWS;
         }
@@ -494,11 +501,31 @@ impl Watch for NearDuplicateEdit {
     }
 }
 
-/// `repeated_failure` (under identical_call): the same call failing with the same masked
-/// output, consecutively.
+/// `repeated_failure` (under identical_call): the same call failing the same way,
+/// consecutively: the same arguments, and the same masked output once its digits are dropped.
+/// A retry of one call whose error differs only by a counter (`Cell In[3]`, "2 steps left")
+/// is the same failure again; `identical_call`, which compares results exactly, counts it
+/// afresh each time.
 #[derive(Default)]
 pub struct RepeatedFailure {
+    /// The last failed call's key and `same_failure`, and how many times in a row it failed so.
+    pub key: u64,
+    pub failure: u64,
+    pub count: i64,
     pub gate: Gate,
+}
+
+impl RepeatedFailure {
+    fn count(&mut self, failed: bool, key: u64, failure: u64) -> i64 {
+        if !failed {
+            self.count = 0;
+            return 0;
+        }
+        let again = self.count > 0 && key == self.key && failure == self.failure;
+        self.count = if again { self.count + 1 } else { 1 };
+        (self.key, self.failure) = (key, failure);
+        self.count
+    }
 }
 
 impl Watch for RepeatedFailure {
@@ -508,11 +535,8 @@ impl Watch for RepeatedFailure {
             return Ok(None);
         }
         let c = cx.call;
-        let count = if c.failed && !c.kind.is_poll {
-            cx.handed.identical_count
-        } else {
-            0
-        };
+        // polling is never a repeat (poll_no_progress's thresholds apply)
+        let count = self.count(c.failed && !c.kind.is_poll, c.key, c.same_failure);
         Ok(Crossing::rule_gated(
             &mut self.gate,
             "repeated_failure",
@@ -522,7 +546,7 @@ impl Watch for RepeatedFailure {
             Unit::Tool(1),
             || {
                 format!(
-                    "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error",
+                    "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error, numbers aside",
                     c.tool_text
                 )
             },
@@ -530,6 +554,7 @@ impl Watch for RepeatedFailure {
     }
 
     fn reset(&mut self) {
+        self.count = 0;
         self.gate.reset();
     }
 }
@@ -975,9 +1000,71 @@ impl Watch for EditWithoutEffect {
     }
 }
 
+/// `nothing_new` (under tool_pattern): calls in a row that each repeat an earlier call of the
+/// session with the answer it got then. No lap needs to be constant (`replay_cycle`'s case):
+/// a re-walk of known rooms in another order, the same diagnostics swept again, is a run of
+/// calls none of which tells the agent anything. Exact repeats of call and answer are evidence
+/// whatever the tool is, so unknown tools count like known ones.
+#[derive(Default)]
+pub struct NothingNew {
+    /// The session's last `CALLS_KEPT` distinct calls with their answers.
+    pub seen: AnswerMemory,
+    pub run: i64,
+    pub gate: Gate,
+}
+
+impl NothingNew {
+    /// The run after one call: one more when it repeated a call and answer seen before, 0 when
+    /// it brought something new; a poll leaves it as it is (waiting is `poll_no_progress`'s).
+    fn note(&mut self, is_poll: bool, key: u64, result: u64) -> i64 {
+        if !is_poll {
+            // the call key and the result hash, mixed so that neither alone decides
+            let pair = key ^ result.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            self.run = if self.seen.learn(pair, CALLS_KEPT) {
+                0
+            } else {
+                (self.run + 1).min(1 << 16)
+            };
+        }
+        self.run
+    }
+}
+
+impl Watch for NothingNew {
+    fn on_call(&mut self, cx: &mut Cx<'_, '_, '_>) -> PyResult<Option<Crossing>> {
+        let cfg = &cx.profile.nothing_new;
+        if !cfg.enabled {
+            return Ok(None);
+        }
+        let c = cx.call;
+        let run = self.note(c.kind.is_poll, c.key, c.result);
+        Ok(Crossing::rule_gated(
+            &mut self.gate,
+            "nothing_new",
+            Dimension::ToolPattern,
+            run,
+            cfg.th,
+            Unit::Recent(run.max(1) as usize), // as many of them as evidence shows
+            || {
+                format!(
+                    "nothing_new: {run} calls in a row each repeated an earlier call of the session and got the answer it got then (last: {})",
+                    c.tool_text
+                )
+            },
+        ))
+    }
+
+    fn reset(&mut self) {
+        self.run = 0;
+        self.gate.reset();
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::loose_failure;
+    use super::{
+        failure_fold, loose_failure, AnswerMemory, NothingNew, RepeatedFailure, CALLS_KEPT,
+    };
 
     const TOOL: u64 = 0x5eed;
 
@@ -1100,5 +1187,50 @@ mod tests {
             loose_failure(TOOL, 9, br#"{"cmd": "pytest"}"#, b"else", false, 3)
         );
         assert_ne!(loose_failure(TOOL, 9, args, b"", false, 0), 0);
+    }
+
+    #[test]
+    fn answer_memory_forgets_the_oldest_beyond_what_it_keeps() {
+        let mut m = AnswerMemory::default();
+        for v in 1..=(CALLS_KEPT as u64 + 1) {
+            assert!(m.learn(v << 32, CALLS_KEPT), "{v} is new");
+        }
+        assert_eq!(m.answers.len(), CALLS_KEPT);
+        assert!(
+            m.learn(1 << 32, CALLS_KEPT),
+            "the first was replaced by the last"
+        );
+        assert!(
+            !m.learn((CALLS_KEPT as u64 + 1) << 32, CALLS_KEPT),
+            "the last is kept"
+        );
+    }
+
+    #[test]
+    fn nothing_new_counts_known_calls_in_a_row_and_polls_leave_it() {
+        let mut n = NothingNew::default();
+        assert_eq!(n.note(false, 1, 10), 0); // new
+        assert_eq!(n.note(false, 2, 20), 0); // new
+        assert_eq!(n.note(false, 1, 10), 1);
+        assert_eq!(n.note(true, 9, 90), 1); // a poll: neither
+        assert_eq!(n.note(false, 2, 20), 2);
+        assert_eq!(n.note(false, 1, 11), 0); // the same call, another answer: news
+        assert_eq!(n.note(false, 2, 10), 0); // another call, an answer seen elsewhere: news
+        assert_eq!(n.note(false, 1, 10), 1);
+    }
+
+    #[test]
+    fn repeated_failure_counts_the_same_call_failing_the_same_way() {
+        let mut r = RepeatedFailure::default();
+        let fold = |s: &str| failure_fold(s.as_bytes());
+        let a = fold("Cell In[2]: SyntaxError, 3 steps left");
+        let b = fold("Cell In[3]: SyntaxError, 2 steps left");
+        assert_eq!(a, b);
+        assert_eq!(r.count(true, 7, a), 1);
+        assert_eq!(r.count(true, 7, b), 2);
+        assert_eq!(r.count(true, 8, b), 1); // another call
+        assert_eq!(r.count(true, 8, fold("NameError")), 1); // another error
+        assert_eq!(r.count(false, 8, 0), 0); // a success
+        assert_eq!(r.count(true, 8, fold("NameError")), 1);
     }
 }

@@ -21,7 +21,8 @@ use crate::normalize::{Normalizer, Text};
 use crate::pystr::{self, encode_replace};
 use crate::rules::{
     failure_fold, loose_failure, EditWithoutEffect, FailedLookups, FailureDensity,
-    NearDuplicateEdit, RecurringFailure, RepeatedFailure, ReplayCycle, SameError, Staleness,
+    NearDuplicateEdit, NothingNew, RecurringFailure, RepeatedFailure, ReplayCycle, SameError,
+    Staleness,
 };
 use crate::settings::{DetectorSettings, Num, ProfileSettings};
 use crate::shell;
@@ -278,6 +279,7 @@ pub struct Session {
     pub same: SameError,
     pub lookups: FailedLookups,
     pub no_effect: EditWithoutEffect,
+    pub nothing_new: NothingNew,
     /// Created on first use (most sessions never need them).
     pub text: Option<Box<TextLoop>>,
     pub revisits: Option<Box<StateRevisit>>,
@@ -368,6 +370,7 @@ impl Session {
             same: SameError::default(),
             lookups: FailedLookups::default(),
             no_effect: EditWithoutEffect::default(),
+            nothing_new: NothingNew::default(),
             text: None,
             revisits: None,
             budget: None,
@@ -475,24 +478,27 @@ impl Session {
         }
         self.ring
             .put(step, key, result, failed, tool.clone().unbind());
-        let (fold, error, loose_failure) =
+        let (fold, error, loose_failure, same_failure) =
             if failed && has_result && !result_text.as_str().is_empty() {
                 let head = self.mask_head(py, &result_text, FAILURE_HEAD)?;
                 // the head is the whole output when the text is no longer (bytes bound chars)
                 let whole = result_text.as_str().len() <= FAILURE_HEAD;
                 let loose = loose_failure(names.hash, key, canonical, &head, whole, result);
-                match crate::echo::without_echoes(&head, canonical) {
-                    None => (failure_fold(&head), result, loose),
-                    Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1), loose),
-                }
+                let (fold, error) = match crate::echo::without_echoes(&head, canonical) {
+                    None => (failure_fold(&head), result),
+                    Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1)),
+                };
+                // a longer output is compared whole (its tail may differ)
+                (fold, error, loose, if whole { fold } else { result })
             } else if failed {
                 (
                     1,
                     result,
                     loose_failure(names.hash, key, canonical, b"", false, result),
+                    1,
                 )
             } else {
-                (1, result, 0)
+                (1, result, 0, 0)
             };
         self.staleness.note(failed, fold);
         let state = fingerprint(&fields.get(call, CALL_STATE)?)?;
@@ -507,6 +513,7 @@ impl Session {
             failed,
             error,
             loose_failure,
+            same_failure,
             args: &args,
             canonical,
             member,
@@ -535,6 +542,7 @@ impl Session {
         shared.fire(&mut fired, self.error.on_call(&mut cx)?);
         // the rules
         shared.rule(&mut fired, self.replay.on_call(&mut cx)?);
+        shared.rule(&mut fired, self.nothing_new.on_call(&mut cx)?);
         shared.rule(&mut fired, self.near_duplicate.on_call(&mut cx)?);
         shared.rule(&mut fired, self.repeated.on_call(&mut cx)?);
         shared.rule(&mut fired, self.recurring.on_call(&mut cx)?);
@@ -888,6 +896,7 @@ impl Session {
                 ReplayCycle::forget(&mut self.ring);
                 self.replay.reset();
                 self.no_effect.reset();
+                self.nothing_new.reset();
             }
             Dimension::PollNoProgress => self.poll.reset(),
             Dimension::ErrorStreak => {

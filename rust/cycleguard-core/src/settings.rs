@@ -204,6 +204,7 @@ pub struct ProfileSettings {
     pub same_error: WindowSettings,
     pub failed_lookups: RuleSettings,
     pub edit_without_effect: EditWithoutEffectSettings,
+    pub nothing_new: RuleSettings,
 }
 
 /// `re.compile("|".join(f"(?:{p})" for p in patterns), flags)`, or None without patterns.
@@ -365,6 +366,7 @@ impl ProfileSettings {
                 th: thresholds(&ew)?,
                 edit_tools: lowered_set(py, get(&ew, "edit_tools")?)?,
             },
+            nothing_new: rule("nothing_new")?,
         })
     }
 }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::dims::{Budget, PollEntry, StateRevisit, TextLoop, PERIODS};
-use crate::rules::{info_from_saved, info_to_saved, ANSWERS_KEPT, NEWS};
+use crate::rules::{info_from_saved, info_to_saved, AnswerMemory, ANSWERS_KEPT, CALLS_KEPT, NEWS};
 use crate::session::Session;
 use crate::settings::Num;
 use crate::signal::Gate;
@@ -30,6 +30,24 @@ fn word(value: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 fn words(value: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     value.try_iter()?.map(|v| word(&v?)).collect()
+}
+
+/// A saved [`AnswerMemory`]: at most `kept` values (32-bit, never 0) and where the next goes.
+fn load_memory(
+    memory: &mut AnswerMemory,
+    values: &Bound<'_, PyAny>,
+    next: Option<Bound<'_, PyAny>>,
+    kept: usize,
+) -> PyResult<()> {
+    memory.answers = words(values)?
+        .into_iter()
+        .take(kept)
+        .map(|a| (a as u32).max(1))
+        .collect();
+    if let Some(next) = next {
+        memory.next = (word(&next)? % kept as u64) as u32;
+    }
+    Ok(())
 }
 
 fn gate_of(value: &Bound<'_, PyAny>) -> PyResult<Gate> {
@@ -223,6 +241,20 @@ impl Session {
                 gates: vec![self.lookups.gate],
             },
             Group {
+                name: "repeated_failure",
+                fields: vec![
+                    ("key", vec![self.repeated.key]),
+                    ("failure", vec![self.repeated.failure]),
+                    ("count", one(self.repeated.count)),
+                ],
+                gates: vec![],
+            },
+            Group {
+                name: "nothing_new",
+                fields: vec![("run", one(self.nothing_new.run))],
+                gates: vec![self.nothing_new.gate],
+            },
+            Group {
                 name: "edit_without_effect",
                 fields: vec![
                     ("check_key", vec![self.no_effect.check_key]),
@@ -296,6 +328,14 @@ impl Session {
                 self.lookups.run = n(0);
                 self.lookups.gate = g[0];
             }
+            "repeated_failure" => {
+                let r = &mut self.repeated;
+                (r.key, r.failure, r.count) = (v[0][0], v[1][0], n(2));
+            }
+            "nothing_new" => {
+                self.nothing_new.run = n(0);
+                self.nothing_new.gate = g[0];
+            }
             "edit_without_effect" => {
                 let e = &mut self.no_effect;
                 (e.check_key, e.check_result, e.rounds) = (v[0][0], v[1][0], n(2));
@@ -348,6 +388,11 @@ impl Session {
         out.set_item("words", groups)?;
         out.set_item("answers", PyList::new(py, &self.replay.seen.answers)?)?;
         out.set_item("answers_next", self.replay.seen.next)?;
+        out.set_item(
+            "known_calls",
+            PyList::new(py, &self.nothing_new.seen.answers)?,
+        )?;
+        out.set_item("known_calls_next", self.nothing_new.seen.next)?;
         out.set_item("category_known", self.category.known)?;
         let failures = match &self.error.table {
             None => py.None().into_bound(py),
@@ -532,16 +577,14 @@ impl Session {
             };
             self.ring.slots[s].tool = Some(name.unbind());
         }
+        // each absent from states saved before it was kept: nothing remembered
         if let Some(answers) = present("answers")? {
-            let seen = &mut self.replay.seen;
-            seen.answers = words(&answers)?
-                .into_iter()
-                .take(ANSWERS_KEPT)
-                .map(|a| (a as u32).max(1))
-                .collect();
-            if let Some(next) = present("answers_next")? {
-                seen.next = (word(&next)? % ANSWERS_KEPT as u64) as u32;
-            }
+            let next = present("answers_next")?;
+            load_memory(&mut self.replay.seen, &answers, next, ANSWERS_KEPT)?;
+        }
+        if let Some(known) = present("known_calls")? {
+            let next = present("known_calls_next")?;
+            load_memory(&mut self.nothing_new.seen, &known, next, CALLS_KEPT)?;
         }
         if let Some(groups) = present("words")? {
             for g in self.groups() {
