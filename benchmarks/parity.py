@@ -38,17 +38,14 @@ thresholds, gains 7 of its TERMs and loses one ``repeated_failure`` TERM), and t
 explanation says
 "whitespace aside" (185 more runs differ by that text only). In the sixth session the 245
 ``mcpmark_postgres`` runs were added with no rule change (4,309 runs, 49,252 signals; the runs
-recorded before recorded the same, run for run). On 2026-12-07 (fourth session), two rule
-changes for issue 16: the new ``nothing_new`` rule (calls in a row that each repeat an earlier
-call of the session with its answer; WARN 8, TERM 20) and ``repeated_failure`` comparing errors
-with their digits dropped. 53,231 signals. In the ``quality`` pass only ``balrog_textworld``
-(53 runs: 66 ``nothing_new`` TERMs; 11 TERMs of other rules no longer reached because a run
-ends or a count restarts earlier) and ``mint_alfworld`` (3 ``repeated_failure`` TERMs in 3 runs
-whose notebook cell retried verbatim fails with only its cell number changing) change their
-escalations; in the passes answered ``continue``, also 5 runs each of ``mcpmark_postgres``,
+recorded before recorded the same, run for run). On 2026-12-07 (fourth session), the new
+``nothing_new`` rule (issue 16: calls in a row that each repeat an earlier call of the session
+with the answer it got then; WARN 8, TERM 20): 53,204 signals. In the ``quality`` pass only
+``balrog_textworld`` changes its escalations (53 runs: 66 ``nothing_new`` TERMs; 11 TERMs of
+other rules no longer reached, because the run ends or ``tool_pattern``'s counts restart
+earlier); in the passes answered ``continue``, also 5 runs each of ``mcpmark_postgres``,
 SWE-agent Java and ``tau2_telecom``, where a ``nothing_new`` TERM's self-heal restarts
-``tool_pattern``'s counts; 345 run-passes differ only by ``repeated_failure``'s explanation
-("numbers aside").
+``tool_pattern``'s counts.
 
 Usage::
 

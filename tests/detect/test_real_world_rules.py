@@ -224,38 +224,17 @@ def test_repeated_failure_silent_when_the_call_succeeds():
     assert terms(feed(s, calls), "repeated_failure") == []
 
 
-def test_repeated_failure_an_error_that_differs_only_by_a_counter_is_the_same_failure():
-    """A notebook cell retried verbatim: the cell number and the steps left change, the error
-    does not (a Jupyter-backed agent harness)."""
-
-    def out(cell: int) -> str:
-        return (
-            f"Cell In[{cell}], line 1\n    put(sponge 2, cabinet 5)\n              ^\n"
-            f"SyntaxError: invalid syntax\nYou have {9 - cell} steps left."
-        )
-
-    calls = [("execute", {"code": "put(sponge 2, cabinet 5)"}, out(c), True) for c in (2, 3, 4)]
-    fired = feed(session("general"), calls)
-    assert terms(fired, "repeated_failure") == [(2, Dimension.IDENTICAL_CALL)]
-    assert "numbers aside" in next(t for *_, lv, t in fired if lv is Level.TERM)
-
-
-def test_repeated_failure_another_error_from_the_same_call_starts_over():
-    errors = ["SyntaxError: invalid syntax", "NameError: name 'put' is not defined"] * 2
-    calls = [("execute", {"code": "put(a, b)"}, e, True) for e in errors]
-    assert terms(feed(session("general"), calls), "repeated_failure") == []
-
-
-def test_repeated_failure_outputs_longer_than_its_fold_are_compared_whole():
-    """Past the 2 KiB it folds, an output is compared exactly: a long build log whose tail
-    counts something new is not the same failure, whatever its head says."""
-    head = "BUILD FAILURE\n" + "x" * 2100
+def test_repeated_failure_a_number_that_moves_is_not_the_same_failure():
+    """A rollout checked with the same command, failing while the replicas come up: the count
+    that moves is the world moving on, so it is three failures, not one repeated."""
     calls = [
-        ("bash", {"command": "mvn -q test"}, f"{head}\n{n} tests failed", True) for n in (7, 5, 3)
-    ]
+        ("bash", {"command": "kubectl rollout status deploy/api --timeout=5s"},
+         f"error: timed out waiting: {n} of 3 updated replicas are available", True)
+        for n in (0, 1, 2)
+    ]  # fmt: skip
     assert terms(feed(session("general"), calls), "repeated_failure") == []
-    same = [("bash", {"command": "mvn -q test"}, f"{head}\n3 tests failed", True)] * 3
-    assert terms(feed(session("general"), same), "repeated_failure") == [
+    stuck = [(*calls[0][:2], calls[0][2], True)] * 3
+    assert terms(feed(session("general"), stuck), "repeated_failure") == [
         (2, Dimension.IDENTICAL_CALL)
     ]
 

@@ -51,13 +51,6 @@ def test_the_same_observations_give_the_state_saved_before_the_port():
     # brought nothing new (past its warn of 8: the gate holds WARN)
     assert (len(saved.pop("known_calls")), saved.pop("known_calls_next")) == (2, 0)
     assert saved["words"].pop("nothing_new") == {"run": [10], "$gates": [1]}
-    # repeated_failure's last failed call (none failed)
-    assert saved["words"].pop("repeated_failure") == {
-        "key": [0],
-        "failure": [0],
-        "count": [0],
-        "$gates": [],
-    }
     assert saved == expected
 
 
@@ -66,7 +59,7 @@ def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
     restored = Detector(CycleGuardConfig()).session("k")
     restored.restore_state(state)
     # a state saved before answers were remembered loads with none remembered and no news;
-    # before nothing_new and repeated_failure's own count, with both at zero
+    # before nothing_new, with no call known and its run at zero
     assert restored.to_state() == {
         **state,
         "calls": {**state["calls"], "news": [0] * 9},
@@ -78,7 +71,6 @@ def test_a_state_saved_before_the_port_loads_and_goes_on_as_it_would_have():
         "words": {
             **state["words"],
             "nothing_new": {"run": [0], "$gates": [0]},
-            "repeated_failure": {"key": [0], "failure": [0], "count": [0], "$gates": []},
         },
     }
     fired = []

@@ -388,12 +388,7 @@ packed!(NearDuplicateEdit {
     run2,
     gate
 });
-packed!(RepeatedFailure {
-    key,
-    failure,
-    count,
-    gate
-});
+packed!(RepeatedFailure { gate });
 packed!(RecurringFailure { table, gate });
 packed!(FailureDensity {
     bits,

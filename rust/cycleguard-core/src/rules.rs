@@ -501,31 +501,13 @@ impl Watch for NearDuplicateEdit {
     }
 }
 
-/// `repeated_failure` (under identical_call): the same call failing the same way,
-/// consecutively: the same arguments, and the same masked output once its digits are dropped.
-/// A retry of one call whose error differs only by a counter (`Cell In[3]`, "2 steps left")
-/// is the same failure again; `identical_call`, which compares results exactly, counts it
-/// afresh each time.
+/// `repeated_failure` (under identical_call): the same call failing with the same masked
+/// output, consecutively. The output is compared as `identical_call` compares it: a number
+/// that moves between two failures of one call (`1 of 3 replicas ready`, then `2 of 3`) may be
+/// the world moving on, so only what the masks remove (times, ids, long numbers) is set aside.
 #[derive(Default)]
 pub struct RepeatedFailure {
-    /// The last failed call's key and `same_failure`, and how many times in a row it failed so.
-    pub key: u64,
-    pub failure: u64,
-    pub count: i64,
     pub gate: Gate,
-}
-
-impl RepeatedFailure {
-    fn count(&mut self, failed: bool, key: u64, failure: u64) -> i64 {
-        if !failed {
-            self.count = 0;
-            return 0;
-        }
-        let again = self.count > 0 && key == self.key && failure == self.failure;
-        self.count = if again { self.count + 1 } else { 1 };
-        (self.key, self.failure) = (key, failure);
-        self.count
-    }
 }
 
 impl Watch for RepeatedFailure {
@@ -535,8 +517,11 @@ impl Watch for RepeatedFailure {
             return Ok(None);
         }
         let c = cx.call;
-        // polling is never a repeat (poll_no_progress's thresholds apply)
-        let count = self.count(c.failed && !c.kind.is_poll, c.key, c.same_failure);
+        let count = if c.failed && !c.kind.is_poll {
+            cx.handed.identical_count
+        } else {
+            0
+        };
         Ok(Crossing::rule_gated(
             &mut self.gate,
             "repeated_failure",
@@ -546,7 +531,7 @@ impl Watch for RepeatedFailure {
             Unit::Tool(1),
             || {
                 format!(
-                    "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error, numbers aside",
+                    "repeated_failure: {} failed {count} times in a row with the same arguments and the same (masked) error",
                     c.tool_text
                 )
             },
@@ -554,7 +539,6 @@ impl Watch for RepeatedFailure {
     }
 
     fn reset(&mut self) {
-        self.count = 0;
         self.gate.reset();
     }
 }
@@ -1062,9 +1046,7 @@ impl Watch for NothingNew {
 
 #[cfg(test)]
 mod tests {
-    use super::{
-        failure_fold, loose_failure, AnswerMemory, NothingNew, RepeatedFailure, CALLS_KEPT,
-    };
+    use super::{loose_failure, AnswerMemory, NothingNew, CALLS_KEPT};
 
     const TOOL: u64 = 0x5eed;
 
@@ -1217,20 +1199,5 @@ mod tests {
         assert_eq!(n.note(false, 1, 11), 0); // the same call, another answer: news
         assert_eq!(n.note(false, 2, 10), 0); // another call, an answer seen elsewhere: news
         assert_eq!(n.note(false, 1, 10), 1);
-    }
-
-    #[test]
-    fn repeated_failure_counts_the_same_call_failing_the_same_way() {
-        let mut r = RepeatedFailure::default();
-        let fold = |s: &str| failure_fold(s.as_bytes());
-        let a = fold("Cell In[2]: SyntaxError, 3 steps left");
-        let b = fold("Cell In[3]: SyntaxError, 2 steps left");
-        assert_eq!(a, b);
-        assert_eq!(r.count(true, 7, a), 1);
-        assert_eq!(r.count(true, 7, b), 2);
-        assert_eq!(r.count(true, 8, b), 1); // another call
-        assert_eq!(r.count(true, 8, fold("NameError")), 1); // another error
-        assert_eq!(r.count(false, 8, 0), 0); // a success
-        assert_eq!(r.count(true, 8, fold("NameError")), 1);
     }
 }

@@ -478,27 +478,24 @@ impl Session {
         }
         self.ring
             .put(step, key, result, failed, tool.clone().unbind());
-        let (fold, error, loose_failure, same_failure) =
+        let (fold, error, loose_failure) =
             if failed && has_result && !result_text.as_str().is_empty() {
                 let head = self.mask_head(py, &result_text, FAILURE_HEAD)?;
                 // the head is the whole output when the text is no longer (bytes bound chars)
                 let whole = result_text.as_str().len() <= FAILURE_HEAD;
                 let loose = loose_failure(names.hash, key, canonical, &head, whole, result);
-                let (fold, error) = match crate::echo::without_echoes(&head, canonical) {
-                    None => (failure_fold(&head), result),
-                    Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1)),
-                };
-                // a longer output is compared whole (its tail may differ)
-                (fold, error, loose, if whole { fold } else { result })
+                match crate::echo::without_echoes(&head, canonical) {
+                    None => (failure_fold(&head), result, loose),
+                    Some(stated) => (failure_fold(&stated), xxh3_64(&stated).max(1), loose),
+                }
             } else if failed {
                 (
                     1,
                     result,
                     loose_failure(names.hash, key, canonical, b"", false, result),
-                    1,
                 )
             } else {
-                (1, result, 0, 0)
+                (1, result, 0)
             };
         self.staleness.note(failed, fold);
         let state = fingerprint(&fields.get(call, CALL_STATE)?)?;
@@ -513,7 +510,6 @@ impl Session {
             failed,
             error,
             loose_failure,
-            same_failure,
             args: &args,
             canonical,
             member,

@@ -241,15 +241,6 @@ impl Session {
                 gates: vec![self.lookups.gate],
             },
             Group {
-                name: "repeated_failure",
-                fields: vec![
-                    ("key", vec![self.repeated.key]),
-                    ("failure", vec![self.repeated.failure]),
-                    ("count", one(self.repeated.count)),
-                ],
-                gates: vec![],
-            },
-            Group {
                 name: "nothing_new",
                 fields: vec![("run", one(self.nothing_new.run))],
                 gates: vec![self.nothing_new.gate],
@@ -327,10 +318,6 @@ impl Session {
             "failed_lookups" => {
                 self.lookups.run = n(0);
                 self.lookups.gate = g[0];
-            }
-            "repeated_failure" => {
-                let r = &mut self.repeated;
-                (r.key, r.failure, r.count) = (v[0][0], v[1][0], n(2));
             }
             "nothing_new" => {
                 self.nothing_new.run = n(0);

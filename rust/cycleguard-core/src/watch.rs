@@ -124,10 +124,6 @@ pub struct CallFacts<'a, 'py> {
     /// What `recurring_failure` compares of a failed call, whitespace aside
     /// (`rules::loose_failure`); 0 when the call did not fail.
     pub loose_failure: u64,
-    /// What `repeated_failure` compares of a failed call: its masked output with the digits
-    /// dropped (a cell counter, "3 steps left"), the whole output's hash when it is longer
-    /// than the 2 KiB that fold reads; 0 when the call did not fail.
-    pub same_failure: u64,
     pub args: &'a Args<'a, 'py>,
     /// The canonical JSON of the arguments.
     pub canonical: &'a [u8],
