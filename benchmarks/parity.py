@@ -40,12 +40,11 @@ explanation says
 ``mcpmark_postgres`` runs were added with no rule change (4,309 runs, 49,252 signals; the runs
 recorded before recorded the same, run for run). On 2026-12-07 (fourth session), the new
 ``nothing_new`` rule (issue 16: calls in a row that each repeat an earlier call of the session
-with the answer it got then; WARN 8, TERM 20): 53,204 signals. In the ``quality`` pass only
-``balrog_textworld`` changes its escalations (53 runs: 66 ``nothing_new`` TERMs; 11 TERMs of
-other rules no longer reached, because the run ends or ``tool_pattern``'s counts restart
-earlier); in the passes answered ``continue``, also 5 runs each of ``mcpmark_postgres``,
-SWE-agent Java and ``tau2_telecom``, where a ``nothing_new`` TERM's self-heal restarts
-``tool_pattern``'s counts.
+with the answer it got then, a repeat of the call just before left to ``identical_call``; WARN
+8, TERM 20): 51,683 signals. Only ``balrog_textworld`` runs change, in every pass; in the
+``quality`` pass 49 runs change their escalations (61 ``nothing_new`` TERMs; 8 TERMs of other
+rules are no longer reached, because the run ends or ``tool_pattern``'s counts restart
+earlier).
 
 Usage::
 

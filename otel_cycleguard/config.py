@@ -322,7 +322,8 @@ class NothingNewConfig(Thresholds):
     a diagnostic sweep run once more: no single call is a loop, and no constant lap shows,
     but nothing the agent does tells it anything it has not been told. The session remembers
     its last 64 distinct calls with their answers. Any call it has not seen (a new argument, a
-    changed answer) starts over; a poll leaves the count as it is. Whatever the tool, known or
+    changed answer) starts over; a poll, and a repeat of the call just before (``identical_call``'s
+    loop), leave the count as it is. Whatever the tool, known or
     not: an exact repeat of call and answer is evidence about the run, not about the tool.
     Reported under ``tool_pattern``."""
 

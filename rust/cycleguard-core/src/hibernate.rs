@@ -402,7 +402,12 @@ packed!(SameError {
     gate
 });
 packed!(FailedLookups { run, gate });
-packed!(NothingNew { seen, run, gate });
+packed!(NothingNew {
+    seen,
+    last,
+    run,
+    gate
+});
 packed!(EditWithoutEffect {
     check_key,
     check_result,

@@ -1003,23 +1003,33 @@ impl Watch for EditWithoutEffect {
 pub struct NothingNew {
     /// The session's last `CALLS_KEPT` distinct calls with their answers.
     pub seen: AnswerMemory,
+    /// The last call's pair (0 before the first).
+    pub last: u64,
     pub run: i64,
     pub gate: Gate,
 }
 
 impl NothingNew {
     /// The run after one call: one more when it repeated a call and answer seen before, 0 when
-    /// it brought something new; a poll leaves it as it is (waiting is `poll_no_progress`'s).
+    /// it brought something new. A poll leaves it as it is (waiting is `poll_no_progress`'s),
+    /// and so does the previous call again: a repeat in a row is `identical_call`'s loop, and
+    /// one loop is one dimension's to escalate.
     fn note(&mut self, is_poll: bool, key: u64, result: u64) -> i64 {
-        if !is_poll {
-            // the call key and the result hash, mixed so that neither alone decides
-            let pair = key ^ result.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            self.run = if self.seen.learn(pair, CALLS_KEPT) {
-                0
-            } else {
-                (self.run + 1).min(1 << 16)
-            };
+        if is_poll {
+            return self.run;
         }
+        // the call key and the result hash, mixed so that neither alone decides
+        let pair = key ^ result.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let pair = pair.max(1);
+        if pair == self.last {
+            return self.run;
+        }
+        self.last = pair;
+        self.run = if self.seen.learn(pair, CALLS_KEPT) {
+            0
+        } else {
+            (self.run + 1).min(1 << 16)
+        };
         self.run
     }
 }
@@ -1219,6 +1229,7 @@ mod tests {
         assert_eq!(n.note(false, 1, 10), 1);
         assert_eq!(n.note(true, 9, 90), 1); // a poll: neither
         assert_eq!(n.note(false, 2, 20), 2);
+        assert_eq!(n.note(false, 2, 20), 2); // the previous call again: identical_call's
         assert_eq!(n.note(false, 1, 11), 0); // the same call, another answer: news
         assert_eq!(n.note(false, 2, 10), 0); // another call, an answer seen elsewhere: news
         assert_eq!(n.note(false, 1, 10), 1);

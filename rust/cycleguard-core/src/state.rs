@@ -242,7 +242,10 @@ impl Session {
             },
             Group {
                 name: "nothing_new",
-                fields: vec![("run", one(self.nothing_new.run))],
+                fields: vec![
+                    ("last", vec![self.nothing_new.last]),
+                    ("run", one(self.nothing_new.run)),
+                ],
                 gates: vec![self.nothing_new.gate],
             },
             Group {
@@ -320,7 +323,8 @@ impl Session {
                 self.lookups.gate = g[0];
             }
             "nothing_new" => {
-                self.nothing_new.run = n(0);
+                self.nothing_new.last = v[0][0];
+                self.nothing_new.run = n(1);
                 self.nothing_new.gate = g[0];
             }
             "edit_without_effect" => {
